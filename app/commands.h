@@ -1,0 +1,21 @@
+/// The subcommand table: each command registers its flags on a CLI11 subcommand and returns a
+/// function that runs it. main() dispatches, maps ConfigError to exit code 2 and one line on stderr.
+#pragma once
+#include <functional>
+
+#include <CLI/CLI.hpp>
+
+namespace shardplan::app {
+
+using Run = std::function<int()>;
+
+struct Command {
+    const char* name;
+    const char* help;
+    Run (*setup)(CLI::App& cmd);
+};
+
+Run setup_plan(CLI::App& cmd);
+Run setup_presets(CLI::App& cmd);
+
+}  // namespace shardplan::app

@@ -1,0 +1,52 @@
+// shardplan: the command-line adapter over the planner library.
+#include <cstdio>
+#include <exception>
+#include <iostream>
+
+#include "commands.h"
+#include "shardplan/error.h"
+
+namespace {
+
+const shardplan::app::Command kCommands[] = {
+    {"plan", "Memory, communication and time of one layout (the default scenario without flags)",
+     shardplan::app::setup_plan},
+    {"presets", "List the built-in models, GPUs and clusters", shardplan::app::setup_presets},
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"shardplan: plan LLM training layouts across GPUs (TP, CP, PP, DP, EP)", "shardplan"};
+    app.require_subcommand(1);
+    app.set_version_flag("--version", "shardplan 0.1.0");
+    shardplan::app::Run runs[std::size(kCommands)];
+    CLI::App* subs[std::size(kCommands)];
+    for (size_t i = 0; i < std::size(kCommands); ++i) {
+        subs[i] = app.add_subcommand(kCommands[i].name, kCommands[i].help);
+        runs[i] = kCommands[i].setup(*subs[i]);
+    }
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForVersion& e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        std::fprintf(stderr, "shardplan: %s\n", e.what());
+        return 2;
+    }
+    try {
+        for (size_t i = 0; i < std::size(kCommands); ++i)
+            if (subs[i]->parsed()) return runs[i]();
+    } catch (const shardplan::ConfigError& e) {
+        std::fprintf(stderr, "shardplan: %s\n", e.what());
+        return 2;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "shardplan: internal error: %s\n", e.what());
+        return 1;
+    }
+    return 0;
+}

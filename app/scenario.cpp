@@ -1,0 +1,130 @@
+#include "scenario.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "shardplan/error.h"
+#include "shardplan/presets.h"
+
+namespace shardplan::app {
+
+void add_scenario_flags(CLI::App& cmd, ScenarioFlags& f, bool with_degrees) {
+    cmd.add_option("--case", f.case_file, "A case JSON file (../shared/validation format); flags override its fields");
+    cmd.add_option("--model", f.model, "Model preset name or model JSON file");
+    cmd.add_option("--cluster", f.cluster, "Cluster preset name, cluster JSON file or calibrated profile");
+    cmd.add_option("--gpus", f.gpus, "Number of GPUs");
+    if (with_degrees) {
+        cmd.add_option("--tp", f.tp, "Tensor-parallel degree");
+        cmd.add_option("--cp", f.cp, "Context-parallel degree");
+        cmd.add_option("--pp", f.pp, "Pipeline-parallel degree");
+        cmd.add_option("--dp", f.dp, "Data-parallel degree (default: gpus / (tp·cp·pp))");
+        cmd.add_option("--ep", f.ep, "Expert-parallel degree (MoE)");
+        cmd.add_option("--etp", f.etp, "Expert tensor-parallel degree (default: tp)");
+        cmd.add_option("--vpp", f.vpp, "Virtual pipeline chunks per rank (interleaved schedule)");
+        cmd.add_option("--micro-batch", f.micro_batch, "Sequences per micro-batch");
+        cmd.add_option("--zero", f.zero, "ZeRO stage 0-3 (1 = distributed optimizer, 3 = FSDP)");
+        cmd.add_option("--recompute", f.recompute, "none | selective | full");
+        cmd.add_option("--sequence-parallel", f.sequence_parallel, "true | false (default: on when tp > 1)");
+        cmd.add_option("--schedule", f.schedule, "gpipe | 1f1b | interleaved | zb | dualpipe");
+        cmd.add_option("--grad-dtype", f.grad_dtype, "bf16 | fp32 (Megatron keeps fp32 main gradients)");
+        cmd.add_option("--order", f.order, "Rank order, innermost first (default tp-cp-ep-dp-pp)");
+    }
+    cmd.add_option("--global-batch", f.global_batch, "Sequences per step");
+    cmd.add_option("--seq-len", f.seq_len, "Tokens per sequence");
+    cmd.add_option("--precision", f.precision, "bf16 | fp16 | fp8 | mxfp8 | nvfp4");
+}
+
+ModelSpec model_from_arg(const std::string& arg, const std::string& field) {
+    if (has_model_preset(arg)) return preset_model(arg, field);
+    if (arg.size() > 5 && arg.ends_with(".json") && std::filesystem::exists(arg))
+        return model_from_json(read_json_file(arg, field), "model");
+    return preset_model(arg, field);  // throws the list of presets
+}
+
+ClusterSpec cluster_from_arg(const std::string& arg, const std::string& field) {
+    if (arg.size() > 5 && arg.ends_with(".json")) return cluster_from_json(read_json_file(arg, field), "cluster");
+    return preset_cluster(arg, field);
+}
+
+namespace {
+template <typename E>
+E enum_flag(const std::string& value, const char* flag) {
+    if (auto e = parse_enum<E>(value)) return *e;
+    throw ConfigError(flag, "one of " + enum_choices<E>() + ", got \"" + value + "\"");
+}
+}  // namespace
+
+Case resolve_scenario(const ScenarioFlags& f) {
+    Case c;
+    const bool from_defaults = f.case_file.empty() && f.model.empty() && f.cluster.empty();
+    if (!f.case_file.empty()) {
+        c = case_from_json(read_json_file(f.case_file, "--case"));
+    } else {
+        const Scenario s = default_scenario();
+        c.model = s.model;
+        c.cluster = s.cluster;
+        c.layout = from_defaults ? s.layout : Layout{};
+        if (!from_defaults) c.layout.seq_len = s.layout.seq_len;
+    }
+    if (!f.model.empty()) c.model = model_from_arg(f.model, "--model");
+    if (!f.cluster.empty()) c.cluster = cluster_from_arg(f.cluster, "--cluster");
+    if (f.gpus) {
+        if (*f.gpus <= 0 || *f.gpus > 100'000'000) throw ConfigError("--gpus", "an integer in [1, 100000000]");
+        c.cluster.gpus = *f.gpus;
+    }
+    Layout& l = c.layout;
+    const bool tp_given = f.tp.has_value();
+    if (f.tp) l.tp = *f.tp;
+    if (f.cp) l.cp = *f.cp;
+    if (f.pp) l.pp = *f.pp;
+    if (f.ep) l.ep = *f.ep;
+    if (f.etp) l.etp = *f.etp;
+    if (f.vpp) l.vpp = *f.vpp;
+    if (f.micro_batch) l.micro_batch = *f.micro_batch;
+    if (f.global_batch) l.global_batch = *f.global_batch;
+    if (f.seq_len) l.seq_len = *f.seq_len;
+    if (f.zero) {
+        if (*f.zero < 0 || *f.zero > 3) throw ConfigError("--zero", "0, 1, 2 or 3, got " + std::to_string(*f.zero));
+        l.zero = static_cast<int>(*f.zero);
+    }
+    if (f.dp) {
+        l.dp = *f.dp;
+    } else if (f.tp || f.cp || f.pp || f.gpus || !f.cluster.empty() || l.tp * l.cp * l.pp * l.dp != c.cluster.gpus) {
+        const int64_t inner = l.tp * l.cp * l.pp;
+        if (inner <= 0) throw ConfigError("--tp", "positive tp, cp and pp");
+        if (c.cluster.gpus % inner != 0)
+            throw ConfigError("--dp", "gpus (" + std::to_string(c.cluster.gpus) + ") divisible by tp·cp·pp (" +
+                                          std::to_string(inner) + "), or --dp given explicitly");
+        l.dp = c.cluster.gpus / inner;
+    }
+    if (!f.recompute.empty()) l.recompute = enum_flag<Recompute>(f.recompute, "--recompute");
+    if (!f.precision.empty()) l.precision = enum_flag<Precision>(f.precision, "--precision");
+    if (!f.grad_dtype.empty()) l.grad_dtype = enum_flag<GradDtype>(f.grad_dtype, "--grad-dtype");
+    if (!f.schedule.empty()) l.schedule = enum_flag<Schedule>(f.schedule, "--schedule");
+    else if (f.vpp && *f.vpp > 1) l.schedule = Schedule::interleaved;
+    else if (f.vpp && *f.vpp == 1 && l.schedule == Schedule::interleaved) l.schedule = Schedule::one_f_one_b;
+    if (!f.sequence_parallel.empty()) {
+        const std::string& v = f.sequence_parallel;
+        if (v == "true" || v == "on" || v == "1") l.sequence_parallel = true;
+        else if (v == "false" || v == "off" || v == "0") l.sequence_parallel = false;
+        else throw ConfigError("--sequence-parallel", "true or false, got \"" + v + "\"");
+    } else if (tp_given) {
+        l.sequence_parallel = l.tp > 1;
+    }
+    if (!f.order.empty()) {
+        auto o = parse_order(f.order);
+        if (!o) throw ConfigError("--order", "a permutation of tp, cp, ep, dp, pp joined by '-', got \"" + f.order + "\"");
+        l.order = *o;
+    }
+    return c;
+}
+
+bool use_color(const std::string& mode) {
+    if (mode == "always") return true;
+    if (mode == "never") return false;
+    if (mode != "auto") throw ConfigError("--color", "auto, always or never, got \"" + mode + "\"");
+    return isatty(STDOUT_FILENO) != 0 && std::getenv("NO_COLOR") == nullptr;
+}
+
+}  // namespace shardplan::app

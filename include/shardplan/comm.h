@@ -1,0 +1,48 @@
+/// What each parallel axis sends, per call, over which tier, and how long one call takes
+/// (docs/model.md §5). Volumes per Megatron-LM (Korthikanti et al. 2022 for TP/SP, ring attention
+/// for CP, ZeRO for DP, the DeepSeek-V3 report for EP all-to-all); times from collectives.h on the
+/// tier the group's placement (topology.h) puts it on. Exposure is decided by the step (plan.cpp),
+/// which knows what compute each collective can hide under.
+///
+///   Traffic t = tp_traffic(model, layout, groups[tp], fabric);
+///   t.time_s;            // one TP collective (all-reduce, or RS + AG pair with SP)
+#pragma once
+#include <cstdint>
+
+#include "shardplan/collectives.h"
+#include "shardplan/topology.h"
+
+namespace shardplan {
+
+struct ModelSpec;
+struct Layout;
+
+/// One kind of call an axis makes: its buffer, group and the time of one call.
+struct Traffic {
+    Collective kind = Collective::all_reduce;
+    const char* label = "";  // "all-reduce", "reduce-scatter + all-gather", "ring send/recv", ...
+    double buffer_bytes = 0; // S of one call (nccl-tests convention)
+    double wire_bytes = 0;   // bytes one GPU sends for one call
+    double time_s = 0;       // one call
+    int64_t group_size = 1;
+    Tier tier = Tier::scale_up;
+    const char* algorithm = "none";
+};
+
+/// TP: per layer and micro-batch, 2 collectives forward and 2 backward on b·(s/cp)·h activations;
+/// with SP each is a reduce-scatter + all-gather pair of the same total (Korthikanti §4.2.2).
+Traffic tp_traffic(const ModelSpec& m, const Layout& l, const GroupPlacement& g, const Fabric& f);
+/// CP: ring attention passes a K/V block of b·(s/cp)·(k+v width)/tp to the next rank cp − 1 times per
+/// layer forward, twice that backward (K/V again and their gradients).
+Traffic cp_traffic(const ModelSpec& m, const Layout& l, const GroupPlacement& g, const Fabric& f);
+/// EP: per MoE layer and micro-batch, dispatch + combine all-to-all forward and again backward,
+/// each of the rank's (T/tp)·k routed token copies of h elements.
+Traffic ep_traffic(const ModelSpec& m, const Layout& l, const GroupPlacement& g, const Fabric& f);
+/// PP: one boundary activation (÷ tp with SP) per micro-batch, forward and backward.
+Traffic pp_traffic(const ModelSpec& m, const Layout& l, const GroupPlacement& g, const Fabric& f);
+/// DP: gradient reduction of `grad_bytes` (all-reduce for ZeRO-0, reduce-scatter for ZeRO ≥ 1).
+Traffic dp_reduce_traffic(double grad_bytes, int zero, const GroupPlacement& g, const Fabric& f);
+/// DP: parameter all-gather of `param_bytes` (ZeRO-1/2 once per step, ZeRO-3 per micro-batch, twice).
+Traffic dp_gather_traffic(double param_bytes, const GroupPlacement& g, const Fabric& f);
+
+}  // namespace shardplan

@@ -1,0 +1,49 @@
+/// Arithmetic of one transformer layer on one GPU for one micro-batch: the GEMMs it runs (with their
+/// shapes after tensor/expert parallel splitting), the flash-attention core, the memory-bound
+/// element-wise kernels, and the time each takes (docs/model.md §3, §4).
+///
+/// GEMM time = 2·M·N·K / (peak(precision) · η), η = η_max · d/(d + d_half) with d the smallest of M,
+/// N, K (small GEMMs, such as per-expert GEMMs with few tokens, run far below peak). Attention runs
+/// at the 16-bit peak with its own efficiency; element-wise kernels are HBM-bound.
+///
+///   LayerWork w = layer_work(model, cluster, layout, /*moe=*/false);
+///   w.fwd_s; w.bwd_s; w.model_flops;        // seconds on this GPU, FLOPs of fwd + bwd
+#pragma once
+#include <cstdint>
+
+#include "shardplan/enums.h"
+
+namespace shardplan {
+
+struct ModelSpec;
+struct ClusterSpec;
+struct Layout;
+struct Efficiency;
+
+/// One layer (or the embedding / LM-head end of a stage), one micro-batch, one GPU.
+struct LayerWork {
+    double model_flops = 0;      // forward + backward model FLOPs (3 × forward; causal attention)
+    double recompute_flops = 0;  // extra forward FLOPs recomputation adds (counted by HFU only)
+    double fwd_s = 0;            // forward time
+    double bwd_s = 0;            // backward time (input and weight gradients)
+    double wgrad_s = 0;          // the weight-gradient share of bwd_s (zero-bubble schedules defer it)
+    double recompute_s = 0;      // time of the recomputed forward part, paid during the backward
+    double attn_fwd_s = 0;       // attention core forward alone (CP hides its ring traffic under it)
+};
+
+/// η of one GEMM of shape M×N×K in this precision.
+double gemm_efficiency(const Efficiency& e, Precision p, double M, double N, double K);
+
+LayerWork layer_work(const ModelSpec& m, const ClusterSpec& c, const Layout& l, bool moe_layer);
+/// LM head + loss on the last stage (and nothing for the embedding lookup, which is a gather).
+LayerWork head_work(const ModelSpec& m, const ClusterSpec& c, const Layout& l);
+
+/// Model FLOPs per token of training (forward + backward, no recomputation): 6 × the matmul
+/// parameters a token touches (incl. the LM head) + causal attention (PaLM App. B, halved for causality).
+double model_flops_per_token(const ModelSpec& m, int64_t seq_len);
+
+/// Optimizer step time: Adam reads and writes fp32 master, both moments, the gradient and the
+/// 16-bit copy of each parameter this GPU owns; HBM-bound.
+double optimizer_step_s(double params_owned, GradDtype g, const ClusterSpec& c);
+
+}  // namespace shardplan

@@ -1,0 +1,101 @@
+/// Every closed set of choices in shardplan is an enum class with one name table. The same table
+/// parses JSON and CLI input, prints reports and feeds the web page, so a name is spelled once.
+///
+///   auto p = parse_enum<Precision>("fp8");   // std::optional<Precision>
+///   enum_name(Recompute::selective);          // "selective"
+///   enum_choices<Schedule>();                 // "gpipe, 1f1b, interleaved, zb, dualpipe"
+#pragma once
+#include <array>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace shardplan {
+
+enum class Precision { bf16, fp16, fp8, mxfp8, nvfp4 };
+enum class Recompute { none, selective, full };
+enum class Schedule { gpipe, one_f_one_b, interleaved, zb, dualpipe };
+enum class MlpKind { swiglu, gelu, relu2 };
+enum class AttentionKind { mha, mla };
+enum class NormKind { rmsnorm, layernorm };
+enum class GradDtype { bf16, fp32 };
+/// The five parallel axes, plus the expert-tensor and expert-data groups MoE layers use.
+enum class Axis { tp, cp, pp, dp, ep, etp, edp };
+/// Tier a group's traffic travels on: inside one scale-up (NVLink/xGMI) domain or across the NICs.
+enum class Tier { scale_up, scale_out };
+
+template <typename E>
+struct EnumNames;  // specialised below: static constexpr std::array<std::pair<E, std::string_view>, N> table
+
+template <> struct EnumNames<Precision> {
+    static constexpr std::array<std::pair<Precision, std::string_view>, 5> table{{
+        {Precision::bf16, "bf16"}, {Precision::fp16, "fp16"}, {Precision::fp8, "fp8"},
+        {Precision::mxfp8, "mxfp8"}, {Precision::nvfp4, "nvfp4"}}};
+};
+template <> struct EnumNames<Recompute> {
+    static constexpr std::array<std::pair<Recompute, std::string_view>, 3> table{{
+        {Recompute::none, "none"}, {Recompute::selective, "selective"}, {Recompute::full, "full"}}};
+};
+template <> struct EnumNames<Schedule> {
+    static constexpr std::array<std::pair<Schedule, std::string_view>, 5> table{{
+        {Schedule::gpipe, "gpipe"}, {Schedule::one_f_one_b, "1f1b"}, {Schedule::interleaved, "interleaved"},
+        {Schedule::zb, "zb"}, {Schedule::dualpipe, "dualpipe"}}};
+};
+template <> struct EnumNames<MlpKind> {
+    static constexpr std::array<std::pair<MlpKind, std::string_view>, 3> table{{
+        {MlpKind::swiglu, "swiglu"}, {MlpKind::gelu, "gelu"}, {MlpKind::relu2, "relu2"}}};
+};
+template <> struct EnumNames<AttentionKind> {
+    static constexpr std::array<std::pair<AttentionKind, std::string_view>, 2> table{{
+        {AttentionKind::mha, "mha"}, {AttentionKind::mla, "mla"}}};
+};
+template <> struct EnumNames<NormKind> {
+    static constexpr std::array<std::pair<NormKind, std::string_view>, 2> table{{
+        {NormKind::rmsnorm, "rmsnorm"}, {NormKind::layernorm, "layernorm"}}};
+};
+template <> struct EnumNames<GradDtype> {
+    static constexpr std::array<std::pair<GradDtype, std::string_view>, 2> table{{
+        {GradDtype::bf16, "bf16"}, {GradDtype::fp32, "fp32"}}};
+};
+template <> struct EnumNames<Axis> {
+    static constexpr std::array<std::pair<Axis, std::string_view>, 7> table{{
+        {Axis::tp, "tp"}, {Axis::cp, "cp"}, {Axis::pp, "pp"}, {Axis::dp, "dp"}, {Axis::ep, "ep"},
+        {Axis::etp, "etp"}, {Axis::edp, "edp"}}};
+};
+template <> struct EnumNames<Tier> {
+    static constexpr std::array<std::pair<Tier, std::string_view>, 2> table{{
+        {Tier::scale_up, "scale_up"}, {Tier::scale_out, "scale_out"}}};
+};
+
+template <typename E>
+constexpr std::string_view enum_name(E value) {
+    for (const auto& [v, n] : EnumNames<E>::table)
+        if (v == value) return n;
+    return "?";
+}
+
+template <typename E>
+std::optional<E> parse_enum(std::string_view name) {
+    for (const auto& [v, n] : EnumNames<E>::table)
+        if (n == name) return v;
+    return std::nullopt;
+}
+
+/// "a, b, c": used in error messages ("one of bf16, fp16, ...").
+template <typename E>
+std::string enum_choices() {
+    std::string out;
+    for (const auto& [v, n] : EnumNames<E>::table) {
+        if (!out.empty()) out += ", ";
+        out += n;
+    }
+    return out;
+}
+
+/// Bytes per element of a GEMM operand in this precision (nvfp4: 4 bits + one e4m3 scale per 16).
+double gemm_operand_bytes(Precision p);
+/// Whether the precision's GEMMs run on the 8-bit or 4-bit tensor-core path.
+bool is_fp8(Precision p);
+
+}  // namespace shardplan

@@ -1,0 +1,79 @@
+/// The hardware side: a GPU's datasheet figures (GpuSpec), the efficiencies real software reaches on
+/// it (Efficiency, fitted on published runs by `calibrate`), and a cluster of such GPUs (ClusterSpec):
+/// how many, how many per node, and how many share one scale-up (NVLink/xGMI/ICI) domain.
+/// Units are in the names: _bytes, _Bps (bytes per second, one direction), _flops (per second), _s.
+///
+///   ClusterSpec c = preset_cluster("nvl72");       // the seed: 16,384 Blackwell GPUs, 72 per rack
+///   c.gpu.peak_flops(Precision::bf16);              // 2.5e15
+///   c.gpu.hbm_usable_bytes;                         // 180e9
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "shardplan/enums.h"
+
+namespace shardplan {
+
+/// What software reaches on a GPU generation, as fractions of the datasheet figures, and the fixed
+/// costs the datasheet does not show. Fitted per generation (docs/validation.md); a cluster profile
+/// written by `shardplan calibrate` replaces them for one user's cluster.
+struct Efficiency {
+    double gemm_16 = 0.80;         // large bf16/fp16 GEMMs, fraction of the 16-bit dense peak
+    double gemm_8 = 0.65;          // large fp8/mxfp8 GEMMs, fraction of the 8-bit dense peak
+    double gemm_4 = 0.55;          // large nvfp4 GEMMs, fraction of the 4-bit dense peak
+    double gemm_half_dim = 256;    // GEMM dimension at which a GEMM reaches half its large-size efficiency
+    double attn = 0.55;            // flash attention at long context, fraction of the 16-bit peak
+    double attn_half_seq = 1024;   // keys per query row at which attention reaches half of `attn`
+    double hbm = 0.80;             // achieved fraction of HBM bandwidth for memory-bound kernels
+    double scale_up_bw = 0.80;     // achieved fraction of scale-up link rate (bus bandwidth)
+    double scale_out_bw = 0.90;    // achieved fraction of NIC line rate
+    double overlap_dp = 0.80;      // share of DP traffic that the backward/forward compute can hide
+    double overlap_tp = 0.00;      // share of TP traffic hidden (userbuffer overlap); 0 = fully exposed
+    double overlap_cp = 0.80;      // share of CP ring traffic hidden under block attention
+    double overlap_ep = 0.00;      // share of EP all-to-all hidden (DualPipe-style overlap)
+    double layer_overhead_s = 0;   // fixed host/launch cost per layer per micro-batch (fwd + bwd)
+    double reserve_bytes = 4e9;    // CUDA context, NCCL buffers and allocator slack per GPU
+    double fragmentation = 0.10;   // extra share of activation memory the caching allocator holds
+};
+
+struct GpuSpec {
+    std::string id;                 // "h100-sxm"
+    std::string name;               // "NVIDIA H100 SXM5 80GB"
+    std::string generation;         // "hopper": selects the fitted Efficiency
+    double hbm_bytes = 0;           // physical HBM
+    double hbm_usable_bytes = 0;    // what the framework can allocate (after ECC / firmware reserve)
+    double hbm_Bps = 0;             // HBM bandwidth
+    double peak_16_flops = 0;       // dense bf16/fp16 tensor-core peak
+    double peak_8_flops = 0;        // dense fp8 peak (0 = no fp8 tensor cores)
+    double peak_4_flops = 0;        // dense fp4 peak (0 = no fp4 tensor cores)
+    double scale_up_Bps = 0;        // per GPU, one direction, inside the scale-up domain
+    double scale_out_Bps = 0;       // NIC line rate per GPU, one direction
+    double scale_up_latency_s = 0;  // per hop (NCCL Simple protocol constants)
+    double scale_out_latency_s = 0;
+    bool in_switch_reduction = false;  // NVLink SHARP (NVLS): the switch reduces, each GPU sends S once
+    int64_t default_domain = 8;        // GPUs in one scale-up domain
+    int64_t default_gpus_per_node = 8;
+    std::string source;                // where the figures come from (docs/hardware.md)
+    Efficiency eff;
+
+    /// Dense peak for GEMMs in this precision. Falls back to the 16-bit peak where the GPU has no
+    /// tensor cores for that precision (A100 runs fp8 recipes at bf16 speed).
+    double peak_flops(Precision p) const;
+    bool supports(Precision p) const;
+};
+
+struct ClusterSpec {
+    std::string name = "custom";
+    GpuSpec gpu;
+    int64_t gpus = 0;
+    int64_t gpus_per_node = 8;
+    int64_t scale_up_domain = 8;  // GPUs sharing one NVLink/xGMI/ICI domain (72 for an NVL72 rack)
+};
+
+/// Throws ConfigError("cluster.gpus", ...) and the like on non-positive or inconsistent values.
+void validate_cluster(const ClusterSpec& c, const std::string& path = "cluster");
+
+/// The fitted defaults of a GPU generation ("ampere", "hopper", "blackwell", "cdna3", ...).
+Efficiency default_efficiency(const std::string& generation);
+
+}  // namespace shardplan

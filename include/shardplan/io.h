@@ -1,0 +1,55 @@
+/// The boundary: JSON ↔ the three input value types, and the case format of
+/// ../shared/validation/README.md (one case = model + cluster + layout + what was measured).
+/// Every reader validates as it goes and throws ConfigError naming the JSON path of the first bad
+/// field ("layout.tp: expected a positive integer, got \"8\""); nothing downstream re-checks types.
+///
+///   Case c = case_from_json(read_json_file("run.json", "--case"));
+///   nlohmann::json j = to_json(c.layout);          // resolved inputs, echoed in every report
+#pragma once
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "shardplan/hardware.h"
+#include "shardplan/layout.h"
+#include "shardplan/model.h"
+
+namespace shardplan {
+
+using json = nlohmann::json;
+
+/// What a published run measured. Read for comparison only; never while predicting.
+struct Measured {
+    std::optional<double> tokens_per_s_per_gpu, step_time_s, mfu_pct, hfu_pct, tflops_per_gpu, peak_tflops_for_mfu,
+        memory_gb_per_gpu;
+    std::string tflops_kind, memory_kind;
+};
+
+struct Case {
+    std::string id;
+    std::string source;
+    ModelSpec model;
+    ClusterSpec cluster;
+    Layout layout;
+    Measured measured;
+};
+
+/// Reads and parses a JSON file; `field` names it in errors ("--case: expected readable JSON ...").
+json read_json_file(const std::string& file, const std::string& field);
+
+/// A preset name, or an object in the case format's "model" shape. `path` prefixes error fields.
+ModelSpec model_from_json(const json& j, const std::string& path = "model");
+/// A preset name, or {"gpu": id | {...}, "gpus", "gpus_per_node", "scale_up_domain", "efficiency": {...}}.
+ClusterSpec cluster_from_json(const json& j, const std::string& path = "cluster");
+Layout layout_from_json(const json& j, const std::string& path = "layout");
+Efficiency efficiency_from_json(const json& j, Efficiency base, const std::string& path);
+Measured measured_from_json(const json& j, const std::string& path = "measured");
+Case case_from_json(const json& j, const std::string& path = "");
+
+json to_json(const ModelSpec& m);
+json to_json(const ClusterSpec& c);
+json to_json(const Layout& l);
+json to_json(const Efficiency& e);
+
+}  // namespace shardplan

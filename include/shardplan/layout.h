@@ -1,0 +1,71 @@
+/// Layout: how one training step is cut across GPUs (tp, cp, pp, dp, ep, etp, vpp), how ranks are
+/// ordered onto the machine, and the training settings that go with it (batch, sequence, ZeRO stage,
+/// recomputation, precision, pipeline schedule). The third input value type, next to ModelSpec and
+/// ClusterSpec.
+///
+/// Rank order (docs/model.md §6): `order` lists the dense axes innermost first; the default
+/// tp-cp-ep-dp-pp puts TP on adjacent ranks (inside one NVLink domain) and PP outermost, as Megatron-LM
+/// does. Expert layers re-cut the tp·cp·dp ranks of a stage into etp × ep × edp, etp innermost.
+///
+///   Layout l; l.tp = 8; l.pp = 16; l.dp = 128; l.global_batch = 2048; l.seq_len = 8192;
+///   to_string(l);                     // "TP8·CP1·PP16·DP128·EP1"
+///   micro_batches(l);                 // 2048 / (1 · 128) = 16
+#pragma once
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "shardplan/enums.h"
+
+namespace shardplan {
+
+struct ModelSpec;
+struct ClusterSpec;
+
+struct Layout {
+    int64_t tp = 1;   // tensor parallel: splits every weight matrix (and, with SP, the sequence outside them)
+    int64_t cp = 1;   // context parallel: splits the sequence; K/V travel around a ring
+    int64_t pp = 1;   // pipeline parallel: consecutive layers on consecutive stages
+    int64_t dp = 1;   // data parallel: replicas (tp·cp·pp·dp = GPUs)
+    int64_t ep = 1;   // expert parallel: experts spread over ep ranks, carved out of tp·cp·dp
+    int64_t etp = 0;  // expert tensor parallel; 0 = same as tp
+    int64_t vpp = 1;  // model chunks per pipeline rank (interleaved schedule)
+    int64_t micro_batch = 1;   // sequences per micro-batch (b)
+    int64_t global_batch = 0;  // sequences per step (B); 0 = micro_batch · dp (one micro-batch each)
+    int64_t seq_len = 4096;    // tokens per sequence (s)
+    int zero = 1;              // 0 none, 1 optimizer state, 2 + gradients, 3 + parameters (FSDP)
+    Recompute recompute = Recompute::none;
+    bool sequence_parallel = true;  // Megatron SP: shard norm/dropout activations along the sequence over tp
+    Precision precision = Precision::bf16;
+    Schedule schedule = Schedule::one_f_one_b;
+    GradDtype grad_dtype = GradDtype::bf16;
+    std::array<Axis, 5> order{Axis::tp, Axis::cp, Axis::ep, Axis::dp, Axis::pp};  // innermost first
+    std::string framework;  // free text carried from a case ("Megatron-Core"), informational
+};
+
+int64_t effective_etp(const Layout& l);
+/// Expert-data-parallel degree: the tp·cp·dp ranks of one stage, regrouped as etp × ep × edp.
+int64_t expert_dp(const Layout& l);
+int64_t micro_batches(const Layout& l);
+int64_t global_batch(const Layout& l);
+/// "TP8·CP1·PP16·DP128·EP1" (+ "·ETP4" / "·VPP2" when set): used in logs, test names and the UI.
+std::string to_string(const Layout& l);
+/// "tp-cp-ep-dp-pp"
+std::string order_string(const Layout& l);
+/// Parses "tp-cp-ep-dp-pp" (a permutation of the five axes, ep optional). nullopt if malformed.
+std::optional<std::array<Axis, 5>> parse_order(const std::string& s);
+
+/// A reason a layout cannot run (as opposed to an input that cannot be read): names the field,
+/// what was expected, and a short machine-readable code that search counts rejections by.
+struct LayoutProblem {
+    std::string code;      // "tp_divides_heads", "degrees_product", "too_few_micro_batches", ...
+    std::string field;     // "layout.tp"
+    std::string expected;  // "a divisor of heads (128), got 72"
+};
+
+/// Every rule a layout must satisfy to run this model on this cluster. nullopt when it can.
+/// Memory is not checked here: a layout that does not fit is a plan with fits = false.
+std::optional<LayoutProblem> check_layout(const ModelSpec& m, const ClusterSpec& c, const Layout& l);
+
+}  // namespace shardplan

@@ -1,0 +1,56 @@
+/// Memory per GPU of one pipeline stage, by category (docs/model.md §2): weights, gradients and Adam
+/// state by ZeRO stage (Rajbhandari et al.), activations per Korthikanti et al. Table 2 generalised to
+/// GQA/MLA, SwiGLU, flash attention, MoE routed tokens and CP, times the micro-batches the schedule keeps
+/// in flight, and the rest (framework reserve, FP8 weight copies, ZeRO-3 gathered layers).
+///
+///   StageParams p = stage_params(model, layout, stage);
+///   MemoryBreakdown mem = stage_memory(model, cluster, layout, stage, in_flight);
+#pragma once
+#include <cstdint>
+
+namespace shardplan {
+
+struct ModelSpec;
+struct ClusterSpec;
+struct Layout;
+
+struct MemoryBreakdown {
+    double weights_bytes = 0;
+    double grads_bytes = 0;
+    double optimizer_bytes = 0;
+    double activations_bytes = 0;
+    double other_bytes = 0;
+    double total_bytes() const { return weights_bytes + grads_bytes + optimizer_bytes + activations_bytes + other_bytes; }
+};
+
+/// The layers of one pipeline rank (for interleaved schedules: all its chunks together).
+struct Stage {
+    int64_t index = 0;
+    int64_t layers = 0;
+    int64_t moe_layers = 0;
+    bool first = false;  // holds the input embedding
+    bool last = false;   // holds the LM head and the loss
+    int64_t first_layer = 0;  // index of its first layer (of its first chunk)
+};
+
+/// Parameters held on one GPU of a stage before any ZeRO sharding.
+struct StageParams {
+    double dense = 0;      // attention, dense MLPs, shared experts, router, norms, embeddings (÷ tp)
+    double expert = 0;     // routed experts (÷ ep·etp)
+    double embedding = 0;  // input embedding / output layer share of `dense` (first and last stage)
+    double largest_layer = 0;  // one layer's local parameters (ZeRO-3 gathers one at a time)
+    double total() const { return dense + expert; }
+};
+
+StageParams stage_params(const ModelSpec& m, const Layout& l, const Stage& s);
+
+/// Activation bytes one micro-batch leaves stored on one GPU for one layer (after recomputation rules).
+double layer_activation_bytes(const ModelSpec& m, const Layout& l, bool moe_layer);
+/// The same without any recomputation: the working set while a layer's backward runs.
+double layer_activation_bytes_full(const ModelSpec& m, const Layout& l, bool moe_layer);
+
+/// Memory of one GPU of this stage with `in_flight` micro-batches of activations alive at the peak.
+MemoryBreakdown stage_memory(const ModelSpec& m, const ClusterSpec& c, const Layout& l, const Stage& s,
+                             double in_flight);
+
+}  // namespace shardplan

@@ -1,0 +1,89 @@
+/// evaluate(): one training step of a model on a cluster under a layout, in execution order
+/// (docs/model.md): split layers into stages → memory per stage → per-layer forward/backward work →
+/// per-axis traffic and what of it stays exposed → pipeline schedule → DP reduction → optimizer →
+/// step time, tokens/s, MFU, HFU. A layout that cannot run is a Plan whose `rejection` says why;
+/// one that runs but does not fit in memory is a Plan with memory_fits = false. Nothing throws.
+///
+///   Plan p = evaluate(preset_model("llama3-405b"), preset_cluster("nvl72"), layout);
+///   if (p.rejection) ...;               // e.g. {"tp_divides_heads", "layout.tp", "a divisor of heads (128)..."}
+///   p.memory.total_bytes(); p.time.step_s; p.throughput.mfu;
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "shardplan/comm.h"
+#include "shardplan/hardware.h"
+#include "shardplan/layout.h"
+#include "shardplan/memory.h"
+#include "shardplan/model.h"
+#include "shardplan/schedule.h"
+#include "shardplan/topology.h"
+
+namespace shardplan {
+
+/// One axis's communication over a whole step on one GPU of the critical stage.
+struct CommTerm {
+    Axis axis = Axis::tp;
+    const char* collective = "";
+    int64_t group_size = 1;
+    double bytes_per_step = 0;   // bytes this GPU sends per step on this axis
+    int64_t calls_per_step = 0;
+    double time_s = 0;           // total time of those calls
+    double exposed_s = 0;        // the part compute does not hide (adds to the step)
+    bool critical_path = false;  // exposed_s > 0
+    Tier tier = Tier::scale_up;
+    bool crosses_domain = false;
+    int64_t domains_spanned = 1;
+    double bytes_per_flop = 0;   // bytes_per_step over the FLOPs this GPU computes per step
+    const char* algorithm = "none";
+};
+
+struct StageReport {
+    Stage stage;
+    MemoryBreakdown memory;
+    double in_flight = 0;  // micro-batches of activations alive at the peak
+    StageTimes times;      // per micro-batch, exposed per-layer communication included
+};
+
+struct TimeBreakdown {
+    double step_s = 0;          // = compute_s + recompute_s + exposed_comm_s + bubble_s + optimizer_s
+    double compute_s = 0;       // forward + backward of all micro-batches on the critical stage
+    double recompute_s = 0;     // recomputed forwards
+    double bubble_s = 0;        // pipeline fill and drain
+    double exposed_comm_s = 0;  // communication not hidden by compute, all axes
+    double optimizer_s = 0;     // Adam step on the parameters this GPU owns
+};
+
+struct Throughput {
+    double tokens_per_s = 0;
+    double tokens_per_s_per_gpu = 0;
+    double model_flops_per_token = 0;
+    double hardware_flops_per_token = 0;  // + recomputation
+    double peak_flops = 0;                // dense peak of the layout's precision: the MFU denominator
+    double mfu = 0;
+    double hfu = 0;
+};
+
+struct Plan {
+    ModelSpec model;
+    ClusterSpec cluster;
+    Layout layout;
+    std::optional<LayoutProblem> rejection;  // set: the layout cannot run; nothing below is filled
+    int64_t micro_batches = 0;
+    std::vector<StageReport> stages;
+    int64_t worst_memory_stage = 0;
+    int64_t critical_stage = 0;  // slowest per micro-batch
+    MemoryBreakdown memory;      // of worst_memory_stage
+    double capacity_bytes = 0;   // usable HBM
+    bool memory_fits = false;
+    std::vector<CommTerm> comm;
+    std::vector<GroupPlacement> groups;
+    TimeBreakdown time;
+    Throughput throughput;
+    bool feasible() const { return !rejection && memory_fits; }
+};
+
+Plan evaluate(const ModelSpec& m, const ClusterSpec& c, const Layout& l);
+
+}  // namespace shardplan

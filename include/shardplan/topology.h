@@ -1,0 +1,39 @@
+/// Where each parallel group lands on the machine. Ranks fill scale-up domains in order (ranks
+/// 0..D-1 share domain 0, D is the NVLink/xGMI domain size); an axis with stride σ and size n forms
+/// groups {r0 + j·σ}. A group whose members sit in more than one domain is *crossing*: its traffic
+/// leaves NVLink for the NICs (the seed's red group). The strides follow Layout::order.
+///
+///   auto g = place_groups(cluster, layout);
+///   g[0].axis == Axis::tp; g[0].domains_spanned;   // 2 for TP16 on 8-GPU servers: crossing
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "shardplan/enums.h"
+
+namespace shardplan {
+
+struct ClusterSpec;
+struct Layout;
+
+struct GroupPlacement {
+    Axis axis = Axis::tp;
+    int64_t size = 1;             // members per group
+    int64_t stride = 1;           // rank distance between consecutive members
+    int64_t domains_spanned = 1;  // worst group of this axis: scale-up domains its members occupy
+    int64_t per_domain = 1;       // members sharing one domain (the intra-domain part of a hierarchical collective)
+    bool crosses_domain() const { return domains_spanned > 1; }
+};
+
+/// Worst case over all groups of one axis: the most domains any one group {r0 + j·stride} spans,
+/// with `world` ranks in domains of `domain` consecutive ranks.
+int64_t domains_spanned(int64_t stride, int64_t size, int64_t domain, int64_t world);
+
+/// Stride of each dense axis (tp, cp, dp, pp) under the layout's rank order.
+int64_t axis_stride(const Layout& l, Axis a);
+
+/// Placement of every group that carries traffic: tp, cp, pp, dp, the dense gradient group dp×cp
+/// (reported as dp), and for MoE models ep, etp and edp.
+std::vector<GroupPlacement> place_groups(const ClusterSpec& c, const Layout& l);
+
+}  // namespace shardplan

@@ -1,0 +1,77 @@
+// Per-axis communication volumes (docs/model.md §5) priced on the tier each group lands on.
+#include "shardplan/comm.h"
+
+#include "shardplan/layout.h"
+#include "shardplan/model.h"
+
+namespace shardplan {
+
+namespace {
+constexpr double kElem = 2.0;  // bf16 activations and gradients on the wire
+
+double tokens(const Layout& l) {
+    return static_cast<double>(l.micro_batch) * static_cast<double>(l.seq_len) / static_cast<double>(l.cp);
+}
+
+Traffic make(Collective kind, const char* label, double S, const GroupPlacement& g, const Fabric& f) {
+    Traffic t;
+    t.kind = kind;
+    t.label = label;
+    t.buffer_bytes = S;
+    t.group_size = g.size;
+    t.wire_bytes = wire_bytes(kind, S, g.size);
+    const CollectiveCost c = collective_time(kind, S, g.size, g.per_domain, f);
+    t.time_s = c.time_s;
+    t.tier = g.crosses_domain() ? Tier::scale_out : Tier::scale_up;
+    t.algorithm = c.algorithm;
+    return t;
+}
+}  // namespace
+
+Traffic tp_traffic(const ModelSpec& m, const Layout& l, const GroupPlacement& g, const Fabric& f) {
+    const double S = kElem * tokens(l) * static_cast<double>(m.hidden);
+    if (!l.sequence_parallel) return make(Collective::all_reduce, "all-reduce", S, g, f);
+    // Sequence parallel: each all-reduce becomes a reduce-scatter and an all-gather of the same tensor.
+    Traffic rs = make(Collective::reduce_scatter, "reduce-scatter + all-gather", S, g, f);
+    const Traffic ag = make(Collective::all_gather, "", S, g, f);
+    rs.wire_bytes += ag.wire_bytes;
+    rs.time_s += ag.time_s;
+    return rs;
+}
+
+Traffic cp_traffic(const ModelSpec& m, const Layout& l, const GroupPlacement& g, const Fabric& f) {
+    const double block = kElem * tokens(l) * static_cast<double>(k_width(m) + v_width(m)) / static_cast<double>(l.tp);
+    Traffic t = make(Collective::send_recv, "ring send/recv (K,V)", block, g, f);
+    t.wire_bytes = block;
+    return t;
+}
+
+Traffic ep_traffic(const ModelSpec& m, const Layout& l, const GroupPlacement& g, const Fabric& f) {
+    const double k = m.moe ? static_cast<double>(m.moe->top_k) : 0.0;
+    const double S = kElem * tokens(l) / static_cast<double>(l.tp) * k * static_cast<double>(m.hidden);
+    return make(Collective::all_to_all, "all-to-all", S, g, f);
+}
+
+Traffic pp_traffic(const ModelSpec& m, const Layout& l, const GroupPlacement& g, const Fabric& f) {
+    const double sp = (l.sequence_parallel && l.tp > 1) ? static_cast<double>(l.tp) : 1.0;
+    const double S = kElem * tokens(l) * static_cast<double>(m.hidden) / sp;
+    // A point-to-point between two neighbouring stages: priced on the tier their ranks share.
+    GroupPlacement pair = g;
+    pair.size = 2;
+    pair.per_domain = g.crosses_domain() ? 1 : 2;
+    Traffic t = make(Collective::send_recv, "send/recv", S, pair, f);
+    t.group_size = g.size;
+    t.wire_bytes = S;
+    return t;
+}
+
+Traffic dp_reduce_traffic(double grad_bytes, int zero, const GroupPlacement& g, const Fabric& f) {
+    if (zero == 0) return make(Collective::all_reduce, "all-reduce", grad_bytes, g, f);
+    return make(Collective::reduce_scatter, "reduce-scatter", grad_bytes, g, f);
+}
+
+Traffic dp_gather_traffic(double param_bytes, const GroupPlacement& g, const Fabric& f) {
+    return make(Collective::all_gather, "all-gather", param_bytes, g, f);
+}
+
+}  // namespace shardplan

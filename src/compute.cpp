@@ -1,0 +1,175 @@
+// Per-layer FLOPs and roofline time on one GPU (docs/model.md §3-4). Formulas: Megatron-LM
+// num_floating_point_operations (Narayanan et al. 2021, App.) generalised to GQA/MLA/MoE; PaLM App. B
+// for model vs hardware FLOPs; GEMM efficiency curve fitted on published runs (docs/validation.md).
+#include "shardplan/compute.h"
+
+#include <algorithm>
+
+#include "shardplan/hardware.h"
+#include "shardplan/layout.h"
+#include "shardplan/model.h"
+
+namespace shardplan {
+
+namespace {
+
+constexpr double kAttnBwdFactor = 2.5;  // flash-attention backward ≈ 2.5 × its forward (recomputes scores)
+constexpr double kElemBytes = 2.0;      // bf16 activations
+
+struct Gemms {
+    double flops = 0;  // forward FLOPs
+    double time_s = 0;
+};
+
+void add_gemm(Gemms& g, const ClusterSpec& c, Precision p, double M, double N, double K, double count = 1) {
+    if (M <= 0 || N <= 0 || K <= 0 || count <= 0) return;
+    const double flops = 2.0 * M * N * K * count;
+    g.flops += flops;
+    g.time_s += flops / (c.gpu.peak_flops(p) * gemm_efficiency(c.gpu.eff, p, M, N, K));
+}
+
+double mlp_width(const ModelSpec& m, double ffn) { return m.mlp == MlpKind::swiglu ? 2.0 * ffn : ffn; }
+
+}  // namespace
+
+double gemm_efficiency(const Efficiency& e, Precision p, double M, double N, double K) {
+    double eta = e.gemm_16;
+    if (is_fp8(p)) eta = e.gemm_8;
+    if (p == Precision::nvfp4) eta = e.gemm_4;
+    const double d = std::min({M, N, K});
+    return std::max(1e-3, eta * d / (d + e.gemm_half_dim));
+}
+
+LayerWork layer_work(const ModelSpec& m, const ClusterSpec& c, const Layout& l, bool moe_layer) {
+    const double tp = static_cast<double>(l.tp);
+    const double T = static_cast<double>(l.micro_batch) * static_cast<double>(l.seq_len) / static_cast<double>(l.cp);
+    const double h = static_cast<double>(m.hidden);
+    const double sp = (l.sequence_parallel && l.tp > 1) ? tp : 1.0;  // norms/residuals run on T/sp tokens
+    const Precision p = l.precision;
+    const double qw = static_cast<double>(q_width(m)), kw = static_cast<double>(k_width(m)),
+                 vw = static_cast<double>(v_width(m));
+
+    // --- attention projections (GEMMs), Megatron column/row-parallel split over tp
+    Gemms g;
+    double act_elems = 0;  // element-wise traffic, elements read+written in the forward
+    if (m.attention == AttentionKind::mla && m.mla) {
+        const MlaSpec& x = *m.mla;
+        const double a = static_cast<double>(m.heads);
+        const double qk = static_cast<double>(x.qk_nope_head_dim + x.qk_rope_head_dim);
+        const double qin = x.q_lora_rank > 0 ? static_cast<double>(x.q_lora_rank) : h;
+        if (x.q_lora_rank > 0) add_gemm(g, c, p, T, qin, h);  // down-projections are replicated across tp
+        add_gemm(g, c, p, T, a * qk / tp, qin);
+        add_gemm(g, c, p, T, static_cast<double>(x.kv_lora_rank + x.qk_rope_head_dim), h);
+        add_gemm(g, c, p, T, a * static_cast<double>(x.qk_nope_head_dim + x.v_head_dim) / tp,
+                 static_cast<double>(x.kv_lora_rank));
+        add_gemm(g, c, p, T, h, vw / tp);
+    } else {
+        const double kv_local = std::max(kw / tp, static_cast<double>(m.head_dim));  // kv heads replicate when g < tp
+        add_gemm(g, c, p, T, qw / tp + 2.0 * kv_local, h);
+        add_gemm(g, c, p, T, h, qw / tp);
+    }
+    act_elems += 2.0 * T * (qw + kw) / tp;  // rotary embedding on q and k (read + write)
+
+    // --- attention core: causal, flash (scores never stored); fwd = b·s²·a·(d_qk + d_v)/(tp·cp)
+    const double s = static_cast<double>(l.seq_len);
+    const double b = static_cast<double>(l.micro_batch);
+    const double attn_flops = b * s * s * (qw + vw) / (tp * static_cast<double>(l.cp));
+    const double attn_eta = std::max(1e-3, c.gpu.eff.attn * s / (s + c.gpu.eff.attn_half_seq));
+    const double attn_fwd_s = attn_flops / (c.gpu.peak_16_flops * attn_eta);
+
+    // --- MLP: dense, or shared experts + routed experts of a MoE layer
+    double act_fn_elems = 0;  // activation function traffic (selective recompute replays it)
+    if (moe_layer && m.moe) {
+        const MoeSpec& e = *m.moe;
+        const double etp = static_cast<double>(effective_etp(l));
+        const double fe = static_cast<double>(e.expert_ffn_hidden);
+        add_gemm(g, c, Precision::bf16, T / sp, static_cast<double>(e.experts), h);  // router, fp32/bf16
+        if (e.shared_experts > 0) {
+            const double fs = fe * static_cast<double>(e.shared_experts);
+            add_gemm(g, c, p, T, mlp_width(m, fs) / tp, h);
+            add_gemm(g, c, p, T, h, fs / tp);
+            act_fn_elems += T * fs / tp * (m.mlp == MlpKind::swiglu ? 3.0 : 2.0);
+        }
+        // Token-expert assignments on this GPU: T·k·etp/tp (docs/model.md §3.3), spread over E/ep experts.
+        const double assign = T * static_cast<double>(e.top_k) * etp / tp;
+        const double local_experts = static_cast<double>(e.experts / l.ep);
+        const double per_expert = assign / local_experts;
+        add_gemm(g, c, p, per_expert, mlp_width(m, fe) / etp, h, local_experts);
+        add_gemm(g, c, p, per_expert, h, fe / etp, local_experts);
+        act_fn_elems += assign * fe / etp * (m.mlp == MlpKind::swiglu ? 3.0 : 2.0);
+        act_elems += 4.0 * assign * h;  // permute and un-permute tokens around the experts
+    } else {
+        const double f = static_cast<double>(m.ffn_hidden);
+        add_gemm(g, c, p, T, mlp_width(m, f) / tp, h);
+        add_gemm(g, c, p, T, h, f / tp);
+        act_fn_elems += T * f / tp * (m.mlp == MlpKind::swiglu ? 3.0 : 2.0);
+    }
+    // Two norms (read + write) and two residual adds (2 reads + 1 write) on T/sp tokens.
+    act_elems += T / sp * h * (2 * 2 + 2 * 3);
+    if (is_fp8(p) || p == Precision::nvfp4) act_elems += 1.5 * T * (2.0 * h + qw / tp);  // quantize GEMM inputs
+
+    const double hbm = c.gpu.hbm_Bps * c.gpu.eff.hbm;
+    const double elem_s = (act_elems + act_fn_elems) * kElemBytes / hbm;
+    const double act_fn_s = act_fn_elems * kElemBytes / hbm;
+    const double overhead = c.gpu.eff.layer_overhead_s;
+
+    LayerWork w;
+    w.attn_fwd_s = attn_fwd_s;
+    w.fwd_s = g.time_s + attn_fwd_s + elem_s + overhead / 3.0;
+    // Backward: input- and weight-gradient GEMMs (2 × forward), attention backward, element-wise × 2.
+    w.wgrad_s = g.time_s;
+    w.bwd_s = 2.0 * g.time_s + kAttnBwdFactor * attn_fwd_s + 2.0 * elem_s + 2.0 * overhead / 3.0;
+    w.model_flops = 3.0 * (g.flops + attn_flops);
+    switch (l.recompute) {
+        case Recompute::full:
+            w.recompute_s = w.fwd_s;
+            w.recompute_flops = g.flops + attn_flops;
+            break;
+        case Recompute::selective:
+            w.recompute_s = attn_fwd_s + act_fn_s;
+            w.recompute_flops = attn_flops;
+            break;
+        case Recompute::none: break;
+    }
+    return w;
+}
+
+LayerWork head_work(const ModelSpec& m, const ClusterSpec& c, const Layout& l) {
+    const double tp = static_cast<double>(l.tp);
+    const double T = static_cast<double>(l.micro_batch) * static_cast<double>(l.seq_len) / static_cast<double>(l.cp);
+    const double h = static_cast<double>(m.hidden), V = static_cast<double>(m.vocab);
+    Gemms g;
+    add_gemm(g, c, Precision::bf16, T, V / tp, h);  // the output layer stays in bf16 under fp8 recipes
+    // Softmax cross-entropy over fp32 logits: write, read for max/sum, write the gradient.
+    const double ce_s = 3.0 * T * V / tp * 4.0 / (c.gpu.hbm_Bps * c.gpu.eff.hbm);
+    LayerWork w;
+    w.fwd_s = g.time_s + ce_s;
+    w.wgrad_s = g.time_s;
+    w.bwd_s = 2.0 * g.time_s + ce_s;
+    w.model_flops = 3.0 * g.flops;
+    return w;
+}
+
+double model_flops_per_token(const ModelSpec& m, int64_t seq_len) {
+    const int64_t n_moe = moe_layers_in(m, 0, m.layers);
+    const int64_t n_dense = m.layers - n_moe;
+    auto matmul = [&](bool moe) {
+        const LayerParams p = layer_params(m, moe);
+        double n = static_cast<double>(p.attn + p.mlp + p.router);
+        if (moe && m.moe) n += static_cast<double>(m.moe->top_k * expert_params(m));
+        return n;
+    };
+    double params = static_cast<double>(n_dense) * matmul(false) + static_cast<double>(n_moe) * matmul(true) +
+                    static_cast<double>(m.vocab * m.hidden);
+    const double attn = static_cast<double>(m.layers) * static_cast<double>(seq_len) *
+                        static_cast<double>(q_width(m) + v_width(m));  // causal: s·a·(d_qk + d_v) per token fwd
+    return 6.0 * params + 3.0 * attn;
+}
+
+double optimizer_step_s(double params_owned, GradDtype g, const ClusterSpec& c) {
+    // fp32 master, m, v: read + write (24 B); gradient read; bf16 copy written (2 B).
+    const double bytes = params_owned * (24.0 + (g == GradDtype::fp32 ? 4.0 : 2.0) + 2.0);
+    return bytes / (c.gpu.hbm_Bps * c.gpu.eff.hbm);
+}
+
+}  // namespace shardplan

@@ -1,0 +1,101 @@
+#include "shardplan/hardware.h"
+
+#include <fmt/format.h>
+
+#include "shardplan/error.h"
+
+namespace shardplan {
+
+double GpuSpec::peak_flops(Precision p) const {
+    switch (p) {
+        case Precision::bf16:
+        case Precision::fp16: return peak_16_flops;
+        case Precision::fp8:
+        case Precision::mxfp8: return peak_8_flops > 0 ? peak_8_flops : peak_16_flops;
+        case Precision::nvfp4:
+            return peak_4_flops > 0 ? peak_4_flops : (peak_8_flops > 0 ? peak_8_flops : peak_16_flops);
+    }
+    return peak_16_flops;
+}
+
+bool GpuSpec::supports(Precision p) const {
+    switch (p) {
+        case Precision::bf16:
+        case Precision::fp16: return true;
+        case Precision::fp8:
+        case Precision::mxfp8: return peak_8_flops > 0;
+        case Precision::nvfp4: return peak_4_flops > 0;
+    }
+    return false;
+}
+
+void validate_cluster(const ClusterSpec& c, const std::string& path) {
+    auto positive = [&](double v, const char* field) {
+        if (!(v > 0) || v > 1e30)
+            throw ConfigError(path + "." + field, fmt::format("a positive number, got {}", v));
+    };
+    if (c.gpus <= 0 || c.gpus > 100'000'000)
+        throw ConfigError(path + ".gpus", fmt::format("an integer in [1, 100000000], got {}", c.gpus));
+    if (c.gpus_per_node <= 0 || c.gpus_per_node > 1'000'000)
+        throw ConfigError(path + ".gpus_per_node", fmt::format("a positive integer, got {}", c.gpus_per_node));
+    if (c.scale_up_domain <= 0 || c.scale_up_domain > 100'000'000)
+        throw ConfigError(path + ".scale_up_domain", fmt::format("a positive integer, got {}", c.scale_up_domain));
+    positive(c.gpu.hbm_usable_bytes, "hbm_usable_gb");
+    positive(c.gpu.hbm_Bps, "hbm_tbps");
+    positive(c.gpu.peak_16_flops, "bf16_tflops");
+    positive(c.gpu.scale_up_Bps, "scale_up_gbps");
+    positive(c.gpu.scale_out_Bps, "scale_out_gbps");
+    if (c.gpu.hbm_bytes > 0 && c.gpu.hbm_usable_bytes > c.gpu.hbm_bytes)
+        throw ConfigError(path + ".hbm_usable_gb", "at most hbm_gb (usable memory cannot exceed physical)");
+    const Efficiency& e = c.gpu.eff;
+    auto fraction = [&](double v, const char* field, double lo) {
+        if (!(v >= lo && v <= 1.0))
+            throw ConfigError(path + ".efficiency." + field, fmt::format("a fraction in [{}, 1], got {}", lo, v));
+    };
+    fraction(e.gemm_16, "gemm_16", 0.01);
+    fraction(e.gemm_8, "gemm_8", 0.01);
+    fraction(e.gemm_4, "gemm_4", 0.01);
+    fraction(e.attn, "attn", 0.01);
+    fraction(e.hbm, "hbm", 0.01);
+    fraction(e.scale_up_bw, "scale_up_bw", 0.01);
+    fraction(e.scale_out_bw, "scale_out_bw", 0.01);
+    fraction(e.overlap_dp, "overlap_dp", 0.0);
+    fraction(e.overlap_tp, "overlap_tp", 0.0);
+    fraction(e.overlap_cp, "overlap_cp", 0.0);
+    fraction(e.overlap_ep, "overlap_ep", 0.0);
+    if (!(e.gemm_half_dim >= 0 && e.gemm_half_dim < 1e6))
+        throw ConfigError(path + ".efficiency.gemm_half_dim", "a number in [0, 1e6)");
+    if (!(e.attn_half_seq >= 0 && e.attn_half_seq < 1e8))
+        throw ConfigError(path + ".efficiency.attn_half_seq", "a number in [0, 1e8)");
+    if (!(e.layer_overhead_s >= 0 && e.layer_overhead_s < 1))
+        throw ConfigError(path + ".efficiency.layer_overhead_us", "a number of microseconds in [0, 1e6)");
+    if (!(e.reserve_bytes >= 0 && e.reserve_bytes < 1e13))
+        throw ConfigError(path + ".efficiency.reserve_gb", "a non-negative number of GB");
+    if (!(e.fragmentation >= 0 && e.fragmentation <= 2))
+        throw ConfigError(path + ".efficiency.fragmentation", "a fraction in [0, 2]");
+}
+
+}  // namespace shardplan
+
+namespace shardplan {
+
+Efficiency default_efficiency(const std::string& generation) {
+    Efficiency e;
+    if (generation == "ampere" || generation == "volta") {
+        e.gemm_16 = 0.80;
+    } else if (generation == "hopper") {
+        e.gemm_16 = 0.75;
+        e.gemm_8 = 0.55;
+    } else if (generation == "blackwell") {
+        e.gemm_16 = 0.70;
+        e.gemm_8 = 0.55;
+        e.gemm_4 = 0.45;
+    } else if (generation == "cdna3" || generation == "cdna4") {
+        e.gemm_16 = 0.55;
+        e.gemm_8 = 0.40;
+        e.scale_up_bw = 0.75;
+    }
+    return e;
+}
+
+}  // namespace shardplan

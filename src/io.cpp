@@ -1,0 +1,373 @@
+// JSON readers with field paths in every error (docs/json.md, docs/errors.md).
+#include "shardplan/io.h"
+
+#include <cmath>
+#include <fstream>
+#include <initializer_list>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "shardplan/error.h"
+#include "shardplan/presets.h"
+
+namespace shardplan {
+
+namespace {
+
+std::string type_name(const json& v) {
+    if (v.is_null()) return "null";
+    if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
+    if (v.is_number()) return v.dump();
+    if (v.is_string()) {
+        std::string s = v.get<std::string>();
+        if (s.size() > 40) s = s.substr(0, 40) + "...";
+        return json(s).dump();
+    }
+    return v.is_array() ? "an array" : "an object";
+}
+
+/// A JSON object being read, with its path for error messages.
+class Reader {
+public:
+    Reader(const json& j, std::string path) : j_(j), path_(std::move(path)) {
+        if (!j_.is_object()) throw ConfigError(path_, "an object, got " + type_name(j_));
+    }
+    std::string at(const char* key) const { return path_.empty() ? key : path_ + "." + key; }
+    bool has(const char* key) const { return j_.contains(key) && !j_.at(key).is_null(); }
+    const json& raw(const char* key) const { return j_.at(key); }
+
+    void only(std::initializer_list<const char*> allowed) const {
+        for (auto it = j_.begin(); it != j_.end(); ++it) {
+            bool ok = false;
+            for (const char* a : allowed) ok = ok || it.key() == a;
+            if (!ok) {
+                std::string list;
+                for (const char* a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
+                throw ConfigError(at(it.key().c_str()), "a known field (" + list + "); this one is unknown");
+            }
+        }
+    }
+    void require(const char* key) const {
+        if (!has(key)) throw ConfigError(at(key), "a value; the field is missing");
+    }
+    int64_t integer(const char* key, int64_t fallback) const {
+        if (!has(key)) return fallback;
+        const json& v = j_.at(key);
+        if (v.is_number_integer()) {
+            if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
+                throw ConfigError(at(key), "an integer below 2^63, got " + v.dump());
+            return v.get<int64_t>();
+        }
+        if (v.is_number_float()) {
+            const double d = v.get<double>();
+            if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9e15) return static_cast<int64_t>(d);
+        }
+        throw ConfigError(at(key), "an integer, got " + type_name(v));
+    }
+    int64_t required_integer(const char* key) const {
+        require(key);
+        return integer(key, 0);
+    }
+    double number(const char* key, double fallback) const {
+        if (!has(key)) return fallback;
+        const json& v = j_.at(key);
+        if (!v.is_number() || !std::isfinite(v.get<double>()))
+            throw ConfigError(at(key), "a number, got " + type_name(v));
+        return v.get<double>();
+    }
+    bool boolean(const char* key, bool fallback) const {
+        if (!has(key)) return fallback;
+        const json& v = j_.at(key);
+        if (!v.is_boolean()) throw ConfigError(at(key), "true or false, got " + type_name(v));
+        return v.get<bool>();
+    }
+    std::string string(const char* key, const std::string& fallback) const {
+        if (!has(key)) return fallback;
+        const json& v = j_.at(key);
+        if (!v.is_string()) throw ConfigError(at(key), "a string, got " + type_name(v));
+        return v.get<std::string>();
+    }
+    template <typename E>
+    E choice(const char* key, E fallback) const {
+        if (!has(key)) return fallback;
+        const json& v = j_.at(key);
+        if (v.is_string())
+            if (auto e = parse_enum<E>(v.get<std::string>())) return *e;
+        throw ConfigError(at(key), "one of " + enum_choices<E>() + ", got " + type_name(v));
+    }
+
+private:
+    const json& j_;
+    std::string path_;
+};
+
+}  // namespace
+
+json read_json_file(const std::string& file, const std::string& field) {
+    std::ifstream in(file, std::ios::binary);
+    if (!in) throw ConfigError(field, "a readable file, cannot open \"" + file + "\"");
+    in.seekg(0, std::ios::end);
+    const auto size = static_cast<long long>(in.tellg());
+    constexpr long long kMaxBytes = 64LL << 20;
+    if (size > kMaxBytes) throw ConfigError(field, fmt::format("a JSON file of at most 64 MiB, \"{}\" has {} bytes", file, size));
+    in.seekg(0);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    const std::string text = ss.str();
+    if (text.find_first_not_of(" \t\r\n") == std::string::npos)
+        throw ConfigError(field, "JSON, \"" + file + "\" is empty");
+    try {
+        return json::parse(text);
+    } catch (const json::parse_error& e) {
+        throw ConfigError(field, fmt::format("valid JSON in \"{}\", parse error at byte {}", file, e.byte));
+    }
+}
+
+ModelSpec model_from_json(const json& j, const std::string& path) {
+    if (j.is_string()) return preset_model(j.get<std::string>(), path);
+    Reader r(j, path);
+    r.only({"name", "preset", "layers", "hidden", "ffn_hidden", "heads", "kv_heads", "head_dim", "vocab", "mlp", "norm",
+            "tied_embeddings", "attention", "mla", "moe", "linear_bias", "qkv_bias", "qk_norm", "params_b",
+            "active_params_b"});
+    // "preset" starts from a built-in model and lets the other fields override it.
+    ModelSpec m = r.has("preset") ? preset_model(r.string("preset", ""), r.at("preset")) : ModelSpec{};
+    const bool base = r.has("preset");
+    auto need = [&](const char* key, int64_t current) { return base ? r.integer(key, current) : r.required_integer(key); };
+    m.name = r.string("name", base ? m.name : "custom");
+    m.layers = need("layers", m.layers);
+    m.hidden = need("hidden", m.hidden);
+    m.heads = need("heads", m.heads);
+    m.vocab = need("vocab", m.vocab);
+    m.ffn_hidden = r.integer("ffn_hidden", base ? m.ffn_hidden : 0);
+    m.kv_heads = r.integer("kv_heads", base ? m.kv_heads : m.heads);
+    m.head_dim = r.integer("head_dim", base ? m.head_dim : (m.heads > 0 ? m.hidden / m.heads : 0));
+    m.mlp = r.choice<MlpKind>("mlp", m.mlp);
+    m.norm = r.choice<NormKind>("norm", m.norm);
+    m.attention = r.choice<AttentionKind>("attention", m.attention);
+    m.tied_embeddings = r.boolean("tied_embeddings", m.tied_embeddings);
+    m.linear_bias = r.boolean("linear_bias", m.linear_bias);
+    m.qkv_bias = r.boolean("qkv_bias", m.qkv_bias);
+    m.qk_norm = r.boolean("qk_norm", m.qk_norm);
+    r.number("params_b", 0);  // stated by a source; informational, type-checked only
+    r.number("active_params_b", 0);
+    if (r.has("mla")) {
+        Reader x(r.raw("mla"), r.at("mla"));
+        x.only({"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"});
+        m.mla = MlaSpec{x.integer("q_lora_rank", 0), x.required_integer("kv_lora_rank"),
+                        x.required_integer("qk_nope_head_dim"), x.integer("qk_rope_head_dim", 0),
+                        x.required_integer("v_head_dim")};
+    } else if (j.contains("mla")) {
+        m.mla.reset();
+    }
+    if (r.has("moe")) {
+        Reader x(r.raw("moe"), r.at("moe"));
+        x.only({"experts", "top_k", "shared_experts", "expert_ffn_hidden", "dense_layers", "layer_freq"});
+        m.moe = MoeSpec{x.required_integer("experts"), x.required_integer("top_k"), x.integer("shared_experts", 0),
+                        x.required_integer("expert_ffn_hidden"), x.integer("dense_layers", 0),
+                        x.integer("layer_freq", 1)};
+    } else if (j.contains("moe")) {
+        m.moe.reset();
+    }
+    // A dense layer needs ffn_hidden; a model whose every layer is MoE may leave it out.
+    const bool all_moe = m.moe && m.moe->dense_layers == 0 && m.moe->layer_freq == 1;
+    if (m.ffn_hidden == 0 && all_moe) m.ffn_hidden = m.moe->expert_ffn_hidden;
+    if (m.ffn_hidden == 0) r.require("ffn_hidden");
+    validate_model(m, path);
+    return m;
+}
+
+Efficiency efficiency_from_json(const json& j, Efficiency e, const std::string& path) {
+    Reader r(j, path);
+    r.only({"gemm_16", "gemm_8", "gemm_4", "gemm_half_dim", "attn", "attn_half_seq", "hbm", "scale_up_bw",
+            "scale_out_bw", "overlap_dp", "overlap_tp", "overlap_cp", "overlap_ep", "layer_overhead_us",
+            "reserve_gb", "fragmentation"});
+    e.gemm_16 = r.number("gemm_16", e.gemm_16);
+    e.gemm_8 = r.number("gemm_8", e.gemm_8);
+    e.gemm_4 = r.number("gemm_4", e.gemm_4);
+    e.gemm_half_dim = r.number("gemm_half_dim", e.gemm_half_dim);
+    e.attn = r.number("attn", e.attn);
+    e.attn_half_seq = r.number("attn_half_seq", e.attn_half_seq);
+    e.hbm = r.number("hbm", e.hbm);
+    e.scale_up_bw = r.number("scale_up_bw", e.scale_up_bw);
+    e.scale_out_bw = r.number("scale_out_bw", e.scale_out_bw);
+    e.overlap_dp = r.number("overlap_dp", e.overlap_dp);
+    e.overlap_tp = r.number("overlap_tp", e.overlap_tp);
+    e.overlap_cp = r.number("overlap_cp", e.overlap_cp);
+    e.overlap_ep = r.number("overlap_ep", e.overlap_ep);
+    e.layer_overhead_s = r.number("layer_overhead_us", e.layer_overhead_s * 1e6) * 1e-6;
+    e.reserve_bytes = r.number("reserve_gb", e.reserve_bytes / 1e9) * 1e9;
+    e.fragmentation = r.number("fragmentation", e.fragmentation);
+    return e;
+}
+
+ClusterSpec cluster_from_json(const json& j, const std::string& path) {
+    if (j.is_string()) return preset_cluster(j.get<std::string>(), path);
+    Reader r(j, path);
+    r.only({"name", "preset", "gpu", "gpus", "gpus_per_node", "scale_up_domain", "interconnect_note", "efficiency"});
+    ClusterSpec c = r.has("preset") ? preset_cluster(r.string("preset", ""), r.at("preset")) : ClusterSpec{};
+    const bool base = r.has("preset");
+    c.name = r.string("name", base ? c.name : "custom");
+    if (!base) r.require("gpu");
+    if (r.has("gpu")) {
+        const json& g = r.raw("gpu");
+        if (g.is_string()) {
+            c.gpu = preset_gpu(g.get<std::string>(), r.at("gpu"));
+        } else {
+            Reader x(g, r.at("gpu"));
+            x.only({"id", "base", "name", "generation", "hbm_gb", "hbm_usable_gb", "hbm_tbps", "bf16_tflops",
+                    "fp8_tflops", "fp4_tflops", "scale_up_gbps", "scale_out_gbps", "scale_up_latency_us",
+                    "scale_out_latency_us", "in_switch_reduction", "default_domain", "gpus_per_node", "source"});
+            GpuSpec s = x.has("base") ? preset_gpu(x.string("base", ""), x.at("base")) : GpuSpec{};
+            s.id = x.string("id", x.has("base") ? s.id : "custom");
+            s.name = x.string("name", s.name.empty() ? s.id : s.name);
+            s.generation = x.string("generation", s.generation.empty() ? "hopper" : s.generation);
+            if (!x.has("base")) s.eff = default_efficiency(s.generation);
+            s.hbm_bytes = x.number("hbm_gb", s.hbm_bytes / 1e9) * 1e9;
+            s.hbm_usable_bytes = x.number("hbm_usable_gb", s.hbm_usable_bytes > 0 ? s.hbm_usable_bytes / 1e9 : s.hbm_bytes / 1e9) * 1e9;
+            s.hbm_Bps = x.number("hbm_tbps", s.hbm_Bps / 1e12) * 1e12;
+            s.peak_16_flops = x.number("bf16_tflops", s.peak_16_flops / 1e12) * 1e12;
+            s.peak_8_flops = x.number("fp8_tflops", s.peak_8_flops / 1e12) * 1e12;
+            s.peak_4_flops = x.number("fp4_tflops", s.peak_4_flops / 1e12) * 1e12;
+            s.scale_up_Bps = x.number("scale_up_gbps", s.scale_up_Bps / 1e9) * 1e9;
+            s.scale_out_Bps = x.number("scale_out_gbps", s.scale_out_Bps / 1e9) * 1e9;
+            s.scale_up_latency_s = x.number("scale_up_latency_us", x.has("base") ? s.scale_up_latency_s * 1e6 : 2.0) * 1e-6;
+            s.scale_out_latency_s = x.number("scale_out_latency_us", x.has("base") ? s.scale_out_latency_s * 1e6 : 6.0) * 1e-6;
+            s.in_switch_reduction = x.boolean("in_switch_reduction", s.in_switch_reduction);
+            s.default_domain = x.integer("default_domain", s.default_domain);
+            s.default_gpus_per_node = x.integer("gpus_per_node", s.default_gpus_per_node);
+            s.source = x.string("source", s.source.empty() ? "user-supplied" : s.source);
+            c.gpu = s;
+        }
+        if (!base) {
+            c.gpus_per_node = c.gpu.default_gpus_per_node;
+            c.scale_up_domain = c.gpu.default_domain;
+        }
+    }
+    c.gpus = base ? r.integer("gpus", c.gpus) : r.required_integer("gpus");
+    c.gpus_per_node = r.integer("gpus_per_node", c.gpus_per_node);
+    c.scale_up_domain = r.integer("scale_up_domain", c.scale_up_domain);
+    r.string("interconnect_note", "");
+    if (r.has("efficiency")) c.gpu.eff = efficiency_from_json(r.raw("efficiency"), c.gpu.eff, r.at("efficiency"));
+    validate_cluster(c, path);
+    return c;
+}
+
+Layout layout_from_json(const json& j, const std::string& path) {
+    Reader r(j, path);
+    r.only({"tp", "cp", "pp", "dp", "ep", "etp", "vpp", "micro_batch", "global_batch", "seq_len", "zero", "recompute",
+            "sequence_parallel", "precision", "schedule", "grad_dtype", "order", "framework"});
+    Layout l;
+    l.tp = r.integer("tp", 1);
+    l.cp = r.integer("cp", 1);
+    l.pp = r.integer("pp", 1);
+    l.dp = r.integer("dp", 1);
+    l.ep = r.integer("ep", 1);
+    l.etp = r.integer("etp", 0);
+    l.vpp = r.integer("vpp", 1);
+    l.micro_batch = r.integer("micro_batch", 1);
+    l.global_batch = r.integer("global_batch", 0);
+    l.seq_len = r.integer("seq_len", l.seq_len);
+    const int64_t zero = r.integer("zero", 1);
+    if (zero < 0 || zero > 3) throw ConfigError(r.at("zero"), fmt::format("0, 1, 2 or 3, got {}", zero));
+    l.zero = static_cast<int>(zero);
+    l.recompute = r.choice<Recompute>("recompute", Recompute::none);
+    l.sequence_parallel = r.boolean("sequence_parallel", l.tp > 1);
+    l.precision = r.choice<Precision>("precision", Precision::bf16);
+    l.schedule = r.choice<Schedule>("schedule", l.vpp > 1 ? Schedule::interleaved : Schedule::one_f_one_b);
+    l.grad_dtype = r.choice<GradDtype>("grad_dtype", GradDtype::bf16);
+    if (r.has("order")) {
+        auto o = parse_order(r.string("order", ""));
+        if (!o) throw ConfigError(r.at("order"), "a permutation of tp, cp, ep, dp, pp joined by '-' (e.g. tp-cp-ep-dp-pp)");
+        l.order = *o;
+    }
+    l.framework = r.string("framework", "");
+    return l;
+}
+
+Measured measured_from_json(const json& j, const std::string& path) {
+    Measured m;
+    if (j.is_null()) return m;
+    Reader r(j, path);
+    auto opt = [&](const char* key) -> std::optional<double> {
+        if (!r.has(key)) return std::nullopt;
+        return r.number(key, 0);
+    };
+    m.tokens_per_s_per_gpu = opt("tokens_per_s_per_gpu");
+    m.step_time_s = opt("step_time_s");
+    m.mfu_pct = opt("mfu_pct");
+    m.hfu_pct = opt("hfu_pct");
+    m.tflops_per_gpu = opt("tflops_per_gpu");
+    m.peak_tflops_for_mfu = opt("peak_tflops_for_mfu");
+    m.memory_gb_per_gpu = opt("memory_gb_per_gpu");
+    m.tflops_kind = r.string("tflops_kind", "");
+    m.memory_kind = r.string("memory_kind", "");
+    return m;
+}
+
+Case case_from_json(const json& j, const std::string& path) {
+    Reader r(j, path);
+    auto sub = [&](const char* key) { return path.empty() ? std::string(key) : path + "." + key; };
+    Case c;
+    c.id = r.string("id", "");
+    c.source = r.string("source", "");
+    r.require("model");
+    r.require("cluster");
+    r.require("layout");
+    c.model = model_from_json(r.raw("model"), sub("model"));
+    c.cluster = cluster_from_json(r.raw("cluster"), sub("cluster"));
+    c.layout = layout_from_json(r.raw("layout"), sub("layout"));
+    if (r.has("measured")) c.measured = measured_from_json(r.raw("measured"), sub("measured"));
+    return c;
+}
+
+json to_json(const ModelSpec& m) {
+    json j = {{"name", m.name}, {"layers", m.layers}, {"hidden", m.hidden}, {"ffn_hidden", m.ffn_hidden},
+              {"heads", m.heads}, {"kv_heads", m.kv_heads}, {"head_dim", m.head_dim}, {"vocab", m.vocab},
+              {"mlp", enum_name(m.mlp)}, {"norm", enum_name(m.norm)}, {"attention", enum_name(m.attention)},
+              {"tied_embeddings", m.tied_embeddings}, {"linear_bias", m.linear_bias}, {"qkv_bias", m.qkv_bias},
+              {"qk_norm", m.qk_norm}, {"mla", nullptr}, {"moe", nullptr}};
+    if (m.mla)
+        j["mla"] = {{"q_lora_rank", m.mla->q_lora_rank}, {"kv_lora_rank", m.mla->kv_lora_rank},
+                    {"qk_nope_head_dim", m.mla->qk_nope_head_dim}, {"qk_rope_head_dim", m.mla->qk_rope_head_dim},
+                    {"v_head_dim", m.mla->v_head_dim}};
+    if (m.moe)
+        j["moe"] = {{"experts", m.moe->experts}, {"top_k", m.moe->top_k}, {"shared_experts", m.moe->shared_experts},
+                    {"expert_ffn_hidden", m.moe->expert_ffn_hidden}, {"dense_layers", m.moe->dense_layers},
+                    {"layer_freq", m.moe->layer_freq}};
+    j["params_total"] = model_params_total(m);
+    j["params_active"] = model_params_active(m);
+    return j;
+}
+
+json to_json(const Efficiency& e) {
+    return {{"gemm_16", e.gemm_16}, {"gemm_8", e.gemm_8}, {"gemm_4", e.gemm_4}, {"gemm_half_dim", e.gemm_half_dim},
+            {"attn", e.attn}, {"attn_half_seq", e.attn_half_seq}, {"hbm", e.hbm}, {"scale_up_bw", e.scale_up_bw},
+            {"scale_out_bw", e.scale_out_bw}, {"overlap_dp", e.overlap_dp}, {"overlap_tp", e.overlap_tp},
+            {"overlap_cp", e.overlap_cp}, {"overlap_ep", e.overlap_ep}, {"layer_overhead_us", e.layer_overhead_s * 1e6},
+            {"reserve_gb", e.reserve_bytes / 1e9}, {"fragmentation", e.fragmentation}};
+}
+
+json to_json(const ClusterSpec& c) {
+    const GpuSpec& g = c.gpu;
+    json gpu = {{"id", g.id}, {"name", g.name}, {"generation", g.generation}, {"hbm_gb", g.hbm_bytes / 1e9},
+                {"hbm_usable_gb", g.hbm_usable_bytes / 1e9}, {"hbm_tbps", g.hbm_Bps / 1e12},
+                {"bf16_tflops", g.peak_16_flops / 1e12}, {"fp8_tflops", g.peak_8_flops / 1e12},
+                {"fp4_tflops", g.peak_4_flops / 1e12}, {"scale_up_gbps", g.scale_up_Bps / 1e9},
+                {"scale_out_gbps", g.scale_out_Bps / 1e9}, {"scale_up_latency_us", g.scale_up_latency_s * 1e6},
+                {"scale_out_latency_us", g.scale_out_latency_s * 1e6}, {"in_switch_reduction", g.in_switch_reduction},
+                {"default_domain", g.default_domain}, {"gpus_per_node", g.default_gpus_per_node}, {"source", g.source}};
+    return {{"name", c.name}, {"gpu", gpu}, {"gpus", c.gpus}, {"gpus_per_node", c.gpus_per_node},
+            {"scale_up_domain", c.scale_up_domain}, {"efficiency", to_json(g.eff)}};
+}
+
+json to_json(const Layout& l) {
+    return {{"tp", l.tp}, {"cp", l.cp}, {"pp", l.pp}, {"dp", l.dp}, {"ep", l.ep}, {"etp", effective_etp(l)},
+            {"vpp", l.vpp}, {"micro_batch", l.micro_batch}, {"global_batch", global_batch(l)},
+            {"seq_len", l.seq_len}, {"zero", l.zero}, {"recompute", enum_name(l.recompute)},
+            {"sequence_parallel", l.sequence_parallel}, {"precision", enum_name(l.precision)},
+            {"schedule", enum_name(l.schedule)}, {"grad_dtype", enum_name(l.grad_dtype)},
+            {"order", order_string(l)}, {"framework", l.framework}};
+}
+
+}  // namespace shardplan

@@ -1,0 +1,163 @@
+#include "shardplan/layout.h"
+
+#include <fmt/format.h>
+
+#include "shardplan/hardware.h"
+#include "shardplan/model.h"
+
+namespace shardplan {
+
+int64_t effective_etp(const Layout& l) { return l.etp > 0 ? l.etp : l.tp; }
+
+int64_t expert_dp(const Layout& l) {
+    const int64_t denom = effective_etp(l) * l.ep;
+    return denom > 0 ? (l.tp * l.cp * l.dp) / denom : 0;
+}
+
+int64_t global_batch(const Layout& l) { return l.global_batch > 0 ? l.global_batch : l.micro_batch * l.dp; }
+
+int64_t micro_batches(const Layout& l) {
+    const int64_t per = l.micro_batch * l.dp;
+    return per > 0 ? global_batch(l) / per : 0;
+}
+
+std::string to_string(const Layout& l) {
+    std::string s = fmt::format("TP{}·CP{}·PP{}·DP{}·EP{}", l.tp, l.cp, l.pp, l.dp, l.ep);
+    if (l.etp > 0 && l.etp != l.tp) s += fmt::format("·ETP{}", l.etp);
+    if (l.vpp > 1) s += fmt::format("·VPP{}", l.vpp);
+    return s;
+}
+
+std::string order_string(const Layout& l) {
+    std::string s;
+    for (Axis a : l.order) {
+        if (!s.empty()) s += "-";
+        s += enum_name(a);
+    }
+    return s;
+}
+
+std::optional<std::array<Axis, 5>> parse_order(const std::string& s) {
+    std::array<Axis, 5> out{};
+    size_t n = 0, pos = 0;
+    bool seen[5] = {false, false, false, false, false};
+    while (pos <= s.size()) {
+        const size_t dash = s.find('-', pos);
+        const std::string tok = s.substr(pos, dash == std::string::npos ? std::string::npos : dash - pos);
+        auto a = parse_enum<Axis>(tok);
+        if (!a || *a == Axis::etp || *a == Axis::edp || n >= 5) return std::nullopt;
+        const int idx = static_cast<int>(*a);
+        if (seen[idx]) return std::nullopt;
+        seen[idx] = true;
+        out[n++] = *a;
+        if (dash == std::string::npos) break;
+        pos = dash + 1;
+    }
+    if (n == 4 && !seen[static_cast<int>(Axis::ep)]) {
+        // "tp-cp-dp-pp": place ep just inside dp, as Megatron does.
+        std::array<Axis, 5> with_ep{};
+        size_t j = 0;
+        for (size_t i = 0; i < 4; ++i) {
+            if (out[i] == Axis::dp) with_ep[j++] = Axis::ep;
+            with_ep[j++] = out[i];
+        }
+        return with_ep;
+    }
+    if (n != 5) return std::nullopt;
+    return out;
+}
+
+namespace {
+std::optional<LayoutProblem> problem(const char* code, const char* field, std::string expected) {
+    return LayoutProblem{code, field, std::move(expected)};
+}
+}  // namespace
+
+std::optional<LayoutProblem> check_layout(const ModelSpec& m, const ClusterSpec& c, const Layout& l) {
+    struct Degree { const char* field; int64_t v; };
+    for (Degree d : {Degree{"layout.tp", l.tp}, {"layout.cp", l.cp}, {"layout.pp", l.pp}, {"layout.dp", l.dp},
+                     {"layout.ep", l.ep}, {"layout.vpp", l.vpp}, {"layout.micro_batch", l.micro_batch},
+                     {"layout.seq_len", l.seq_len}})
+        if (d.v <= 0) return problem("non_positive", d.field, fmt::format("a positive integer, got {}", d.v));
+    if (l.etp < 0) return problem("non_positive", "layout.etp", fmt::format("a positive integer or null, got {}", l.etp));
+    if (l.global_batch < 0)
+        return problem("non_positive", "layout.global_batch", fmt::format("a positive integer, got {}", l.global_batch));
+    if (l.zero < 0 || l.zero > 3) return problem("zero_stage", "layout.zero", fmt::format("0, 1, 2 or 3, got {}", l.zero));
+    // Degrees are bounded before they are multiplied, so the product below cannot overflow.
+    for (Degree d : {Degree{"layout.tp", l.tp}, {"layout.cp", l.cp}, {"layout.pp", l.pp}, {"layout.dp", l.dp},
+                     {"layout.ep", l.ep}, {"layout.vpp", l.vpp}, {"layout.micro_batch", l.micro_batch}})
+        if (d.v > 100'000'000) return problem("too_large", d.field, fmt::format("at most 10^8, got {}", d.v));
+    if (l.seq_len > 1'000'000'000)
+        return problem("too_large", "layout.seq_len", fmt::format("at most 10^9 tokens, got {}", l.seq_len));
+    const int64_t world = l.tp * l.cp * l.pp * l.dp;
+    if (world != c.gpus)
+        return problem("degrees_product", "layout.dp",
+                       fmt::format("tp·cp·pp·dp = gpus ({}), got {}·{}·{}·{} = {}", c.gpus, l.tp, l.cp, l.pp, l.dp, world));
+    if (m.heads % l.tp != 0)
+        return problem("tp_divides_heads", "layout.tp", fmt::format("a divisor of heads ({}), got {}", m.heads, l.tp));
+    if (m.attention == AttentionKind::mha && m.kv_heads % l.tp != 0 && l.tp % m.kv_heads != 0)
+        return problem("tp_divides_kv_heads", "layout.tp",
+                       fmt::format("a divisor or multiple of kv_heads ({}), got {}", m.kv_heads, l.tp));
+    if (l.seq_len % l.cp != 0)
+        return problem("cp_divides_seq", "layout.cp", fmt::format("a divisor of seq_len ({}), got {}", l.seq_len, l.cp));
+    if (l.cp > 1 && (l.seq_len / l.cp) % 2 != 0)
+        return problem("cp_divides_seq", "layout.cp",
+                       fmt::format("seq_len / cp even (causal load balancing splits each chunk in two), got {}/{}",
+                                   l.seq_len, l.cp));
+    if (l.sequence_parallel && l.tp > 1 && (l.seq_len / l.cp) % l.tp != 0)
+        return problem("sp_divides_seq", "layout.sequence_parallel",
+                       fmt::format("seq_len / cp divisible by tp for sequence parallelism, got {}/{} and tp {}",
+                                   l.seq_len, l.cp, l.tp));
+    const int64_t etp = effective_etp(l);
+    if (!m.moe) {
+        if (l.ep != 1) return problem("ep_dense", "layout.ep", fmt::format("1 for a dense model, got {}", l.ep));
+    } else {
+        if (m.moe->experts % l.ep != 0)
+            return problem("ep_divides_experts", "layout.ep",
+                           fmt::format("a divisor of experts ({}), got {}", m.moe->experts, l.ep));
+        if ((l.tp * l.cp * l.dp) % (etp * l.ep) != 0)
+            return problem("expert_grid", "layout.ep",
+                           fmt::format("etp·ep ({}·{}) dividing tp·cp·dp ({})", etp, l.ep, l.tp * l.cp * l.dp));
+        if (m.moe->expert_ffn_hidden % etp != 0)
+            return problem("etp_divides_ffn", "layout.etp",
+                           fmt::format("a divisor of expert_ffn_hidden ({}), got {}", m.moe->expert_ffn_hidden, etp));
+    }
+    if (m.ffn_hidden % l.tp != 0)
+        return problem("tp_divides_ffn", "layout.tp", fmt::format("a divisor of ffn_hidden ({}), got {}", m.ffn_hidden, l.tp));
+    if (l.pp * l.vpp > m.layers)
+        return problem("pp_exceeds_layers", "layout.pp",
+                       fmt::format("pp·vpp at most layers ({}), got {}·{}", m.layers, l.pp, l.vpp));
+    if (l.vpp > 1 && l.schedule != Schedule::interleaved)
+        return problem("vpp_needs_interleaved", "layout.vpp",
+                       fmt::format("1 unless schedule is interleaved, got {} with {}", l.vpp, enum_name(l.schedule)));
+    if (l.schedule == Schedule::interleaved && l.vpp < 2)
+        return problem("interleaved_needs_vpp", "layout.vpp", "at least 2 for the interleaved schedule");
+    if (l.schedule == Schedule::dualpipe && l.pp % 2 != 0)
+        return problem("dualpipe_even_pp", "layout.pp", fmt::format("an even pp for DualPipe, got {}", l.pp));
+    const int64_t gb = global_batch(l);
+    if (gb % (l.micro_batch * l.dp) != 0)
+        return problem("batch_divides", "layout.global_batch",
+                       fmt::format("a multiple of micro_batch·dp ({}·{} = {}), got {}", l.micro_batch, l.dp,
+                                   l.micro_batch * l.dp, gb));
+    const int64_t m_mb = gb / (l.micro_batch * l.dp);
+    if (l.pp > 1) {
+        int64_t need = 1;
+        const char* why = "";
+        switch (l.schedule) {
+            case Schedule::interleaved: need = l.pp; why = "interleaved 1F1B needs m ≥ pp"; break;
+            case Schedule::zb: need = l.pp; why = "ZB-H1 needs m ≥ pp"; break;
+            case Schedule::dualpipe: need = 2 * l.pp; why = "DualPipe needs m ≥ 2·pp"; break;
+            default: break;
+        }
+        if (m_mb < need)
+            return problem("too_few_micro_batches", "layout.global_batch",
+                           fmt::format("at least {} micro-batches ({}), got {} = {}/({}·{})", need, why, m_mb, gb,
+                                       l.micro_batch, l.dp));
+    }
+    if (!c.gpu.supports(l.precision) && l.precision == Precision::nvfp4)
+        return problem("precision_unsupported", "layout.precision",
+                       fmt::format("a precision {} has tensor cores for (nvfp4 needs Blackwell)", c.gpu.id));
+    return std::nullopt;
+}
+
+}  // namespace shardplan

@@ -1,0 +1,169 @@
+// Memory per GPU by category (docs/model.md §2). Sources: ZeRO (Rajbhandari et al. 2019) for the
+// 2 + 2 + 12 bytes per parameter and their sharding; Megatron-LM theoretical_memory_usage.py for fp32
+// gradients, embeddings on the end stages and logits; Korthikanti et al. 2022 Table 2 for activations,
+// re-derived per tensor so GQA, MLA, SwiGLU, flash attention, MoE and CP are covered.
+#include "shardplan/memory.h"
+
+#include <algorithm>
+
+#include "shardplan/hardware.h"
+#include "shardplan/layout.h"
+#include "shardplan/model.h"
+
+namespace shardplan {
+
+namespace {
+constexpr double kWeightBytes = 2.0;     // bf16/fp16 working weights
+constexpr double kOptimizerBytes = 12.0; // fp32 master + Adam m + v
+constexpr double kElem = 2.0;            // bf16 activations
+
+double grad_bytes(GradDtype g) { return g == GradDtype::fp32 ? 4.0 : 2.0; }
+
+double low_precision_copy_bytes(Precision p) {
+    switch (p) {
+        case Precision::fp8:
+        case Precision::mxfp8: return 1.0;  // FP8 weight (and transpose) cache next to the bf16 weights
+        case Precision::nvfp4: return 0.5625;
+        default: return 0.0;
+    }
+}
+
+struct ActParts {
+    double kept = 0;          // stored across forward → backward with the chosen recomputation
+    double full = 0;          // stored with no recomputation
+};
+
+ActParts layer_activations(const ModelSpec& m, const Layout& l, bool moe_layer) {
+    const double tp = static_cast<double>(l.tp);
+    const double T = static_cast<double>(l.micro_batch) * static_cast<double>(l.seq_len) / static_cast<double>(l.cp);
+    const double h = static_cast<double>(m.hidden);
+    const double sp = (l.sequence_parallel && l.tp > 1) ? tp : 1.0;
+    const double qw = static_cast<double>(q_width(m)), kw = static_cast<double>(k_width(m)),
+                 vw = static_cast<double>(v_width(m));
+    const double gated = m.mlp == MlpKind::swiglu ? 2.0 : 1.0;
+
+    // Inputs of the two norms, of the QKV projection and of the first MLP GEMM: T·h each, ÷ tp under SP.
+    double full = 4.0 * kElem * T * h / sp;
+    // Flash attention keeps Q, K, V and its output O (+ fp32 log-sum-exp per head); no s×s scores.
+    double attn_out = kElem * T * (m.attention == AttentionKind::mla ? vw : qw) / tp;
+    full += kElem * T * (qw + kw + vw) / tp + attn_out + 4.0 * T * static_cast<double>(m.heads) / tp;
+    if (m.attention == AttentionKind::mla && m.mla)  // the compressed q and kv latents feed the up-projections
+        full += kElem * T * static_cast<double>(m.mla->q_lora_rank + m.mla->kv_lora_rank + m.mla->qk_rope_head_dim);
+    // MLP: first GEMM output (gate and up for SwiGLU) and the activation output feeding the second GEMM.
+    double act_out = 0;
+    auto mlp = [&](double tokens, double ffn_local, double extra_in) {
+        full += kElem * tokens * (gated * ffn_local + ffn_local) + extra_in;
+        act_out += kElem * tokens * ffn_local;
+    };
+    if (moe_layer && m.moe) {
+        const MoeSpec& e = *m.moe;
+        const double etp = static_cast<double>(effective_etp(l));
+        const double fe = static_cast<double>(e.expert_ffn_hidden);
+        full += 4.0 * T * static_cast<double>(e.experts) / sp;  // router probabilities (fp32)
+        if (e.shared_experts > 0) mlp(T, fe * static_cast<double>(e.shared_experts) / tp, 0);
+        const double assign = T * static_cast<double>(e.top_k) * etp / tp;  // routed tokens on this GPU
+        mlp(assign, fe / etp, kElem * assign * h);                          // + the permuted expert inputs
+    } else {
+        mlp(T, static_cast<double>(m.ffn_hidden) / tp, 0);
+    }
+    ActParts a;
+    a.full = full;
+    switch (l.recompute) {
+        case Recompute::none: a.kept = full; break;
+        // Selective: the attention output and the activation-function output are recomputed from
+        // tensors that stay stored (Korthikanti §4.2, generalised to flash attention).
+        case Recompute::selective: a.kept = full - attn_out - act_out; break;
+        // Full: only the layer input survives the forward (Korthikanti Table 2: 2·s·b·h, ÷ tp with SP).
+        case Recompute::full: a.kept = kElem * T * h / sp; break;
+    }
+    return a;
+}
+
+// Final norm input, LM-head input and the fp32 logits the loss keeps (Megatron: 4·s·b·h·(1 + V/h)/t).
+double head_activations(const ModelSpec& m, const Layout& l) {
+    const double tp = static_cast<double>(l.tp);
+    const double T = static_cast<double>(l.micro_batch) * static_cast<double>(l.seq_len) / static_cast<double>(l.cp);
+    const double sp = (l.sequence_parallel && l.tp > 1) ? tp : 1.0;
+    return 2.0 * kElem * T * static_cast<double>(m.hidden) / sp + 4.0 * T * static_cast<double>(m.vocab) / tp;
+}
+
+}  // namespace
+
+StageParams stage_params(const ModelSpec& m, const Layout& l, const Stage& s) {
+    const double tp = static_cast<double>(l.tp);
+    const double ep_etp = static_cast<double>(l.ep * effective_etp(l));
+    StageParams p;
+    const int64_t n_dense = s.layers - s.moe_layers;
+    const LayerParams d = layer_params(m, false);
+    auto local = [&](const LayerParams& x) {
+        return static_cast<double>(x.attn + x.mlp) / tp + static_cast<double>(x.router + x.replicated);
+    };
+    p.dense = static_cast<double>(n_dense) * local(d);
+    p.largest_layer = n_dense > 0 ? local(d) : 0;
+    if (s.moe_layers > 0) {
+        const LayerParams e = layer_params(m, true);
+        p.dense += static_cast<double>(s.moe_layers) * local(e);
+        p.expert = static_cast<double>(s.moe_layers) * static_cast<double>(e.experts) / ep_etp;
+        p.largest_layer = std::max(p.largest_layer, local(e) + static_cast<double>(e.experts) / ep_etp);
+    }
+    const double vh = static_cast<double>(m.vocab * m.hidden) / tp;
+    if (s.first) p.embedding += vh;
+    // The last stage holds the output layer; with tied embeddings on PP > 1 it keeps its own copy.
+    if (s.last && (!m.tied_embeddings || !s.first)) p.embedding += vh;
+    p.dense += p.embedding;
+    if (s.last) p.dense += static_cast<double>(head_params(m) - (m.tied_embeddings ? 0 : m.vocab * m.hidden));
+    return p;
+}
+
+double layer_activation_bytes(const ModelSpec& m, const Layout& l, bool moe_layer) {
+    return layer_activations(m, l, moe_layer).kept;
+}
+
+double layer_activation_bytes_full(const ModelSpec& m, const Layout& l, bool moe_layer) {
+    return layer_activations(m, l, moe_layer).full;
+}
+
+MemoryBreakdown stage_memory(const ModelSpec& m, const ClusterSpec& c, const Layout& l, const Stage& s,
+                             double in_flight) {
+    const StageParams p = stage_params(m, l, s);
+    // ZeRO shards over the data-parallel group: dp·cp for dense parameters (CP ranks hold the same
+    // weights; Megatron's dp_cp group), the expert-data-parallel group for routed experts.
+    const double dense_shard = static_cast<double>(l.dp * l.cp);
+    const double expert_shard = static_cast<double>(expert_dp(l));
+    auto sharded = [&](int stage_needed) {
+        return l.zero >= stage_needed ? p.dense / dense_shard + p.expert / expert_shard : p.total();
+    };
+    MemoryBreakdown mem;
+    mem.weights_bytes = kWeightBytes * sharded(3);
+    mem.grads_bytes = grad_bytes(l.grad_dtype) * sharded(2);
+    mem.optimizer_bytes = kOptimizerBytes * sharded(1);
+
+    const int64_t n_dense = s.layers - s.moe_layers;
+    const double per_mb = static_cast<double>(n_dense) * layer_activation_bytes(m, l, false) +
+                          static_cast<double>(s.moe_layers) * layer_activation_bytes(m, l, true) +
+                          (s.last ? head_activations(m, l) : 0.0);
+    double act = in_flight * per_mb;
+    if (l.recompute == Recompute::full) {
+        // While one layer's backward runs, its recomputed activations are all alive.
+        act += std::max(n_dense > 0 ? layer_activation_bytes_full(m, l, false) : 0.0,
+                        s.moe_layers > 0 ? layer_activation_bytes_full(m, l, true) : 0.0);
+    }
+    mem.activations_bytes = act * (1.0 + c.gpu.eff.fragmentation);
+
+    double other = c.gpu.eff.reserve_bytes;
+    other += low_precision_copy_bytes(l.precision) * (p.total() - p.embedding);  // embeddings stay bf16
+    if (l.zero >= 3) {
+        // FSDP keeps the current and the prefetched layer gathered, plus one layer of unsharded gradients.
+        other += p.largest_layer * (2.0 * kWeightBytes + grad_bytes(l.grad_dtype));
+    }
+    if (l.pp > 1) {  // send and receive buffers of the stage boundary activations
+        const double boundary = kElem * static_cast<double>(l.micro_batch) * static_cast<double>(l.seq_len) /
+                                static_cast<double>(l.cp) * static_cast<double>(m.hidden) /
+                                ((l.sequence_parallel && l.tp > 1) ? static_cast<double>(l.tp) : 1.0);
+        other += 2.0 * boundary;
+    }
+    mem.other_bytes = other;
+    return mem;
+}
+
+}  // namespace shardplan

@@ -1,0 +1,214 @@
+// One training step, in execution order (docs/model.md §8).
+#include "shardplan/plan.h"
+
+#include <algorithm>
+
+#include "shardplan/collectives.h"
+#include "shardplan/compute.h"
+
+namespace shardplan {
+
+namespace {
+
+const GroupPlacement& group(const std::vector<GroupPlacement>& gs, Axis a) {
+    for (const GroupPlacement& g : gs)
+        if (g.axis == a) return g;
+    return gs.front();
+}
+
+CommTerm term(Axis axis, const Traffic& t, const GroupPlacement& g, int64_t calls, double exposed) {
+    CommTerm c;
+    c.axis = axis;
+    c.collective = t.label;
+    c.group_size = g.size;
+    c.calls_per_step = calls;
+    c.bytes_per_step = t.wire_bytes * static_cast<double>(calls);
+    c.time_s = t.time_s * static_cast<double>(calls);
+    c.exposed_s = std::min(exposed, c.time_s);
+    c.critical_path = c.exposed_s > 0;
+    c.tier = t.tier;
+    c.crosses_domain = g.crosses_domain();
+    c.domains_spanned = g.domains_spanned;
+    c.algorithm = t.algorithm;
+    return c;
+}
+
+}  // namespace
+
+Plan evaluate(const ModelSpec& m, const ClusterSpec& c, const Layout& l) {
+    Plan plan;
+    plan.model = m;
+    plan.cluster = c;
+    plan.layout = l;
+    plan.capacity_bytes = c.gpu.hbm_usable_bytes;
+    plan.rejection = check_layout(m, c, l);
+    if (plan.rejection) return plan;
+
+    // 1. Layers onto pipeline ranks, groups onto the machine.
+    const int64_t mb = micro_batches(l);
+    plan.micro_batches = mb;
+    const std::vector<Stage> stages = split_stages(m, l);
+    plan.groups = place_groups(c, l);
+    const Fabric fabric = make_fabric(c);
+    const Efficiency& eff = c.gpu.eff;
+
+    // 2. Work of one layer for one micro-batch on one GPU (dense and MoE layers), and the LM head.
+    const LayerWork dense = layer_work(m, c, l, false);
+    const LayerWork moe = m.moe ? layer_work(m, c, l, true) : LayerWork{};
+    const LayerWork head = head_work(m, c, l);
+
+    // 3. Per-layer traffic of the axes that run inside every layer: TP, CP, EP.
+    const int recompute_fwd = l.recompute == Recompute::full ? 1 : 0;
+    const Traffic tp = tp_traffic(m, l, group(plan.groups, Axis::tp), fabric);
+    const Traffic cp = cp_traffic(m, l, group(plan.groups, Axis::cp), fabric);
+    const bool has_ep = m.moe && l.ep > 1;
+    const Traffic ep = has_ep ? ep_traffic(m, l, group(plan.groups, Axis::ep), fabric) : Traffic{};
+    const int64_t tp_calls_layer = l.tp > 1 ? 4 + 2 * recompute_fwd : 0;   // 2 fwd + 2 bwd (+2 recompute)
+    const int64_t cp_calls_layer = l.cp > 1 ? 3 * (l.cp - 1) : 0;         // K/V fwd; K/V + dK/dV bwd
+    const int64_t ep_calls_layer = has_ep ? 4 + 2 * recompute_fwd : 0;    // dispatch + combine, fwd and bwd
+    // Exposed per layer and micro-batch, split forward / backward.
+    const double tp_exp = (1.0 - eff.overlap_tp) * tp.time_s;
+    const double cp_fwd_exp = std::max(0.0, static_cast<double>(l.cp - 1) * cp.time_s - eff.overlap_cp * dense.attn_fwd_s);
+    const double cp_bwd_exp =
+        std::max(0.0, 2.0 * static_cast<double>(l.cp - 1) * cp.time_s - eff.overlap_cp * 2.5 * dense.attn_fwd_s);
+    const double ep_exp = (1.0 - eff.overlap_ep) * ep.time_s;
+
+    // 4. Each stage: per-micro-batch times and memory at its peak.
+    double worst_mem = -1, slowest = -1;
+    const double chunk_share = l.schedule == Schedule::dualpipe ? 0.5 : 1.0;  // a micro-batch crosses one of its 2 stages
+    std::vector<StageTimes> times;
+    times.reserve(stages.size());
+    for (const Stage& s : stages) {
+        const double nd = static_cast<double>(s.layers - s.moe_layers) * chunk_share;
+        const double ne = static_cast<double>(s.moe_layers) * chunk_share;
+        const double n = nd + ne;
+        StageTimes t;
+        t.fwd_s = nd * dense.fwd_s + ne * moe.fwd_s + (s.last ? head.fwd_s : 0) +
+                  n * (l.tp > 1 ? 2 : 0) * tp_exp + (l.cp > 1 ? n * cp_fwd_exp : 0) + ne * (has_ep ? 2 : 0) * ep_exp;
+        t.bwd_s = nd * (dense.bwd_s + dense.recompute_s) + ne * (moe.bwd_s + moe.recompute_s) +
+                  (s.last ? head.bwd_s : 0) + n * static_cast<double>(l.tp > 1 ? 2 + 2 * recompute_fwd : 0) * tp_exp +
+                  (l.cp > 1 ? n * cp_bwd_exp : 0) + ne * static_cast<double>(has_ep ? 2 + 2 * recompute_fwd : 0) * ep_exp;
+        t.wgrad_s = nd * dense.wgrad_s + ne * moe.wgrad_s + (s.last ? head.wgrad_s : 0);
+        times.push_back(t);
+
+        StageReport r{s, stage_memory(m, c, l, s, in_flight_micro_batches(l, s.index, mb)),
+                      in_flight_micro_batches(l, s.index, mb), t};
+        if (r.memory.total_bytes() > worst_mem) {
+            worst_mem = r.memory.total_bytes();
+            plan.worst_memory_stage = s.index;
+        }
+        if (t.total() > slowest) {
+            slowest = t.total();
+            plan.critical_stage = s.index;
+        }
+        plan.stages.push_back(r);
+    }
+    plan.memory = plan.stages[plan.worst_memory_stage].memory;
+    plan.memory_fits = plan.memory.total_bytes() <= plan.capacity_bytes;
+
+    // 5. The critical stage sets the pace: m micro-batches, then the pipeline fill and drain.
+    const Stage& cs = stages[plan.critical_stage];
+    const double cnd = static_cast<double>(cs.layers - cs.moe_layers) * chunk_share;
+    const double cne = static_cast<double>(cs.moe_layers) * chunk_share;
+    const double cn = cnd + cne;
+    const double dm = static_cast<double>(mb);
+    const double compute_mb = cnd * (dense.fwd_s + dense.bwd_s) + cne * (moe.fwd_s + moe.bwd_s) +
+                              (cs.last ? head.fwd_s + head.bwd_s : 0);
+    const double recompute_mb = cnd * dense.recompute_s + cne * moe.recompute_s;
+    plan.time.compute_s = dm * compute_mb;
+    plan.time.recompute_s = dm * recompute_mb;
+    plan.time.bubble_s = bubble_time_s(l, times);
+
+    // 6. Per-axis totals on the critical stage. TP, CP, EP: per layer per micro-batch.
+    const double step_flops = dm * (cnd * dense.model_flops + cne * moe.model_flops + (cs.last ? head.model_flops : 0) +
+                                    cnd * dense.recompute_flops + cne * moe.recompute_flops);
+    auto add = [&](CommTerm t) {
+        t.bytes_per_flop = step_flops > 0 ? t.bytes_per_step / step_flops : 0;
+        plan.time.exposed_comm_s += t.exposed_s;
+        plan.comm.push_back(t);
+    };
+    const int64_t layers_mb = static_cast<int64_t>(cn * dm + 0.5);
+    const int64_t moe_mb = static_cast<int64_t>(cne * dm + 0.5);
+    if (l.tp > 1)
+        add(term(Axis::tp, tp, group(plan.groups, Axis::tp), layers_mb * tp_calls_layer,
+                 static_cast<double>(layers_mb * tp_calls_layer) * tp_exp));
+    if (l.cp > 1)
+        add(term(Axis::cp, cp, group(plan.groups, Axis::cp), layers_mb * cp_calls_layer,
+                 static_cast<double>(layers_mb) * (cp_fwd_exp + cp_bwd_exp)));
+    if (has_ep)
+        add(term(Axis::ep, ep, group(plan.groups, Axis::ep), moe_mb * ep_calls_layer,
+                 static_cast<double>(moe_mb * ep_calls_layer) * ep_exp));
+
+    // PP: every micro-batch crosses each boundary forward and backward (× vpp chunks); only the
+    // fill and drain sends sit on the critical path, the steady-state ones overlap compute.
+    if (l.pp > 1) {
+        const GroupPlacement& g = group(plan.groups, Axis::pp);
+        const Traffic pp = pp_traffic(m, l, g, fabric);
+        const int64_t v = l.schedule == Schedule::interleaved ? l.vpp : 1;
+        const int64_t calls = 2 * mb * v * (l.schedule == Schedule::dualpipe ? 2 : 1);
+        add(term(Axis::pp, pp, g, calls, 2.0 * static_cast<double>((l.pp - 1) * v) * pp.time_s));
+    }
+
+    // 7. DP: gradients reduced over dp·cp (experts over edp) after the last backward; ZeRO ≥ 1 gathers
+    // the updated parameters before the next forward; ZeRO-3 gathers them per micro-batch, twice.
+    const StageParams owned = stage_params(m, l, cs);
+    const double gbytes = l.grad_dtype == GradDtype::fp32 ? 4.0 : 2.0;
+    const double fwd_window = eff.overlap_dp * plan.stages[plan.critical_stage].times.fwd_s;
+    const double bwd_window = eff.overlap_dp * plan.stages[plan.critical_stage].times.bwd_s;
+    struct DpPart { Axis axis; double params; };
+    const GroupPlacement& dense_g = group(plan.groups, Axis::dp);
+    for (DpPart part : {DpPart{Axis::dp, owned.dense}, DpPart{Axis::edp, owned.expert}}) {
+        if (part.params <= 0) continue;
+        const GroupPlacement& g = part.axis == Axis::dp ? dense_g : group(plan.groups, Axis::edp);
+        if (g.size <= 1) continue;
+        const Traffic red = dp_reduce_traffic(part.params * gbytes, l.zero, g, fabric);
+        const Traffic gat = dp_gather_traffic(part.params * 2.0, g, fabric);
+        CommTerm t;
+        if (l.zero == 0) {
+            t = term(Axis::dp, red, g, 1, std::max(0.0, red.time_s - bwd_window));
+        } else if (l.zero < 3) {
+            t = term(Axis::dp, red, g, 2, std::max(0.0, red.time_s - bwd_window) + std::max(0.0, gat.time_s - fwd_window));
+            t.collective = "reduce-scatter + all-gather";
+            t.bytes_per_step = red.wire_bytes + gat.wire_bytes;
+            t.time_s = red.time_s + gat.time_s;
+        } else {
+            const double per_mb = std::max(0.0, gat.time_s - fwd_window) + std::max(0.0, gat.time_s + red.time_s - bwd_window);
+            t = term(Axis::dp, red, g, 3 * mb, dm * per_mb);
+            t.collective = "all-gather ×2 + reduce-scatter (FSDP)";
+            t.bytes_per_step = dm * (red.wire_bytes + 2.0 * gat.wire_bytes);
+            t.time_s = dm * (red.time_s + 2.0 * gat.time_s);
+        }
+        t.exposed_s = std::min(t.exposed_s, t.time_s);
+        t.critical_path = t.exposed_s > 0;
+        if (part.axis == Axis::edp) t.axis = Axis::edp;
+        add(t);
+    }
+
+    // 8. Optimizer on the parameters this GPU owns after ZeRO sharding.
+    const double owned_params = l.zero >= 1 ? owned.dense / static_cast<double>(l.dp * l.cp) +
+                                                  owned.expert / static_cast<double>(std::max<int64_t>(1, expert_dp(l)))
+                                            : owned.total();
+    plan.time.optimizer_s = optimizer_step_s(owned_params, l.grad_dtype, c);
+
+    // 9. Step time and throughput.
+    TimeBreakdown& T = plan.time;
+    T.step_s = T.compute_s + T.recompute_s + T.exposed_comm_s + T.bubble_s + T.optimizer_s;
+    Throughput& th = plan.throughput;
+    const double tokens = static_cast<double>(global_batch(l)) * static_cast<double>(l.seq_len);
+    th.tokens_per_s = tokens / T.step_s;
+    th.tokens_per_s_per_gpu = th.tokens_per_s / static_cast<double>(c.gpus);
+    th.model_flops_per_token = model_flops_per_token(m, l.seq_len);
+    const double attn_fwd = static_cast<double>(m.layers) * static_cast<double>(l.seq_len) *
+                            static_cast<double>(q_width(m) + v_width(m));
+    double recompute_per_token = 0;
+    if (l.recompute == Recompute::full)
+        recompute_per_token = (th.model_flops_per_token - 6.0 * static_cast<double>(m.vocab * m.hidden)) / 3.0;
+    if (l.recompute == Recompute::selective) recompute_per_token = attn_fwd;
+    th.hardware_flops_per_token = th.model_flops_per_token + recompute_per_token;
+    th.peak_flops = c.gpu.peak_flops(l.precision);
+    th.mfu = th.tokens_per_s_per_gpu * th.model_flops_per_token / th.peak_flops;
+    th.hfu = th.tokens_per_s_per_gpu * th.hardware_flops_per_token / th.peak_flops;
+    return plan;
+}
+
+}  // namespace shardplan

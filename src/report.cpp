@@ -1,0 +1,171 @@
+// The field table and the JSON report (docs/json.md).
+#include "shardplan/report.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "shardplan/io.h"
+
+namespace shardplan {
+
+namespace {
+
+constexpr Field kFields[] = {
+    {"micro_batches", "micro-batches per step", Unit::count, [](const Plan& p) { return double(p.micro_batches); }},
+    {"memory.weights_bytes", "weights", Unit::bytes, [](const Plan& p) { return p.memory.weights_bytes; }},
+    {"memory.grads_bytes", "gradients", Unit::bytes, [](const Plan& p) { return p.memory.grads_bytes; }},
+    {"memory.optimizer_bytes", "optimizer", Unit::bytes, [](const Plan& p) { return p.memory.optimizer_bytes; }},
+    {"memory.activations_bytes", "activations", Unit::bytes, [](const Plan& p) { return p.memory.activations_bytes; }},
+    {"memory.other_bytes", "other", Unit::bytes, [](const Plan& p) { return p.memory.other_bytes; }},
+    {"memory.total_bytes", "total", Unit::bytes, [](const Plan& p) { return p.memory.total_bytes(); }},
+    {"memory.capacity_bytes", "usable HBM", Unit::bytes, [](const Plan& p) { return p.capacity_bytes; }},
+    {"memory.fits", "fits", Unit::flag, [](const Plan& p) { return p.memory_fits ? 1.0 : 0.0; }},
+    {"memory.short_bytes", "short by", Unit::bytes,
+     [](const Plan& p) { return std::max(0.0, p.memory.total_bytes() - p.capacity_bytes); }},
+    {"memory.worst_stage", "worst stage", Unit::count, [](const Plan& p) { return double(p.worst_memory_stage); }},
+    {"time.step_s", "step", Unit::seconds, [](const Plan& p) { return p.time.step_s; }},
+    {"time.compute_s", "compute", Unit::seconds, [](const Plan& p) { return p.time.compute_s; }},
+    {"time.recompute_s", "recompute", Unit::seconds, [](const Plan& p) { return p.time.recompute_s; }},
+    {"time.exposed_comm_s", "exposed communication", Unit::seconds, [](const Plan& p) { return p.time.exposed_comm_s; }},
+    {"time.bubble_s", "pipeline bubble", Unit::seconds, [](const Plan& p) { return p.time.bubble_s; }},
+    {"time.optimizer_s", "optimizer step", Unit::seconds, [](const Plan& p) { return p.time.optimizer_s; }},
+    {"time.critical_stage", "critical stage", Unit::count, [](const Plan& p) { return double(p.critical_stage); }},
+    {"throughput.tokens_per_s", "tokens/s (cluster)", Unit::tokens_per_s, [](const Plan& p) { return p.throughput.tokens_per_s; }},
+    {"throughput.tokens_per_s_per_gpu", "tokens/s per GPU", Unit::tokens_per_s,
+     [](const Plan& p) { return p.throughput.tokens_per_s_per_gpu; }},
+    {"throughput.mfu", "MFU", Unit::fraction, [](const Plan& p) { return p.throughput.mfu; }},
+    {"throughput.hfu", "HFU", Unit::fraction, [](const Plan& p) { return p.throughput.hfu; }},
+    {"throughput.peak_flops", "peak used for MFU", Unit::flops_per_s, [](const Plan& p) { return p.throughput.peak_flops; }},
+    {"throughput.model_flops_per_token", "model FLOPs per token", Unit::flops,
+     [](const Plan& p) { return p.throughput.model_flops_per_token; }},
+    {"throughput.hardware_flops_per_token", "hardware FLOPs per token", Unit::flops,
+     [](const Plan& p) { return p.throughput.hardware_flops_per_token; }},
+};
+
+void put(nlohmann::json& root, const char* dotted, nlohmann::json value) {
+    nlohmann::json* node = &root;
+    std::string key(dotted);
+    size_t pos;
+    while ((pos = key.find('.')) != std::string::npos) {
+        node = &(*node)[key.substr(0, pos)];
+        key = key.substr(pos + 1);
+    }
+    (*node)[key] = std::move(value);
+}
+
+nlohmann::json memory_json(const MemoryBreakdown& m) {
+    return {{"weights_bytes", m.weights_bytes}, {"grads_bytes", m.grads_bytes}, {"optimizer_bytes", m.optimizer_bytes},
+            {"activations_bytes", m.activations_bytes}, {"other_bytes", m.other_bytes}, {"total_bytes", m.total_bytes()}};
+}
+
+}  // namespace
+
+std::span<const Field> plan_fields() { return kFields; }
+
+std::string format_value(double v, Unit u) {
+    switch (u) {
+        case Unit::bytes: {
+            const double a = std::fabs(v);
+            if (a >= 1e12) return fmt::format("{:.2f} TB", v / 1e12);
+            if (a >= 1e9) return fmt::format("{:.2f} GB", v / 1e9);
+            if (a >= 1e6) return fmt::format("{:.2f} MB", v / 1e6);
+            if (a >= 1e3) return fmt::format("{:.2f} kB", v / 1e3);
+            return fmt::format("{:.0f} B", v);
+        }
+        case Unit::seconds: {
+            const double a = std::fabs(v);
+            if (a == 0) return "0 s";
+            if (a >= 1) return fmt::format("{:.3f} s", v);
+            if (a >= 1e-3) return fmt::format("{:.2f} ms", v * 1e3);
+            return fmt::format("{:.1f} µs", v * 1e6);
+        }
+        case Unit::fraction: return fmt::format("{:.1f} %", v * 100);
+        case Unit::flops_per_s: return fmt::format("{:.0f} TFLOP/s", v / 1e12);
+        case Unit::flops: return fmt::format("{:.3g} FLOP", v);
+        case Unit::tokens_per_s: return v >= 1e6 ? fmt::format("{:.2f} M", v / 1e6) : fmt::format("{:.0f}", v);
+        case Unit::count: return fmt::format("{:.0f}", v);
+        case Unit::flag: return v != 0 ? "yes" : "no";
+    }
+    return fmt::format("{}", v);
+}
+
+std::vector<std::string> plan_findings(const Plan& p) {
+    std::vector<std::string> out;
+    if (p.rejection) {
+        out.push_back(fmt::format("{}: expected {}", p.rejection->field, p.rejection->expected));
+        return out;
+    }
+    const double gb = 1e9;
+    if (!p.memory_fits)
+        out.push_back(fmt::format("Does not fit: stage {} needs {:.1f} GB of {:.1f} GB usable, short by {:.1f} GB.",
+                                  p.worst_memory_stage, p.memory.total_bytes() / gb, p.capacity_bytes / gb,
+                                  (p.memory.total_bytes() - p.capacity_bytes) / gb));
+    for (const GroupPlacement& g : p.groups) {
+        if (!g.crosses_domain()) continue;
+        const bool heavy = g.axis == Axis::tp || g.axis == Axis::etp || g.axis == Axis::cp || g.axis == Axis::ep;
+        if (!heavy) continue;
+        out.push_back(fmt::format(
+            "{} group of {} spans {} scale-up domains of {}: its traffic leaves NVLink ({:.0f} GB/s) for the NICs "
+            "({:.0f} GB/s per GPU).",
+            enum_name(g.axis), g.size, g.domains_spanned, p.cluster.scale_up_domain, p.cluster.gpu.scale_up_Bps / gb,
+            p.cluster.gpu.scale_out_Bps / gb));
+    }
+    int64_t lo = INT64_MAX, hi = 0;
+    for (const StageReport& s : p.stages) {
+        lo = std::min(lo, s.stage.layers);
+        hi = std::max(hi, s.stage.layers);
+    }
+    if (p.layout.pp > 1 && lo != hi)
+        out.push_back(fmt::format("Uneven pipeline: {} layers on {} stages, {} to {} per stage (end stages also hold "
+                                  "the embedding and LM head).",
+                                  p.model.layers, p.layout.pp, lo, hi));
+    if (p.time.step_s > 0 && p.time.bubble_s / p.time.step_s > 0.10)
+        out.push_back(fmt::format("Pipeline bubble is {:.0f} % of the step: more micro-batches or vpp would shrink it.",
+                                  100 * p.time.bubble_s / p.time.step_s));
+    return out;
+}
+
+nlohmann::json plan_to_json(const Plan& p) {
+    nlohmann::json j;
+    j["schema"] = "shardplan.plan.v1";
+    j["inputs"] = {{"model", to_json(p.model)}, {"cluster", to_json(p.cluster)}, {"layout", to_json(p.layout)}};
+    j["layout_string"] = to_string(p.layout);
+    if (p.rejection) {
+        j["rejection"] = {{"code", p.rejection->code}, {"field", p.rejection->field},
+                          {"expected", p.rejection->expected},
+                          {"message", p.rejection->field + ": expected " + p.rejection->expected}};
+        j["feasible"] = false;
+        return j;
+    }
+    j["rejection"] = nullptr;
+    j["feasible"] = p.feasible();
+    for (const Field& f : kFields) {
+        const double v = f.get(p);
+        if (f.unit == Unit::flag) put(j, f.key, v != 0);
+        else if (f.unit == Unit::count) put(j, f.key, static_cast<int64_t>(v));
+        else put(j, f.key, v);
+    }
+    j["comm"] = nlohmann::json::array();
+    for (const CommTerm& c : p.comm)
+        j["comm"].push_back({{"axis", enum_name(c.axis)}, {"collective", c.collective}, {"group_size", c.group_size},
+                             {"bytes_per_step", c.bytes_per_step}, {"calls_per_step", c.calls_per_step},
+                             {"time_s", c.time_s}, {"exposed_s", c.exposed_s}, {"critical_path", c.critical_path},
+                             {"tier", enum_name(c.tier)}, {"crosses_domain", c.crosses_domain},
+                             {"domains_spanned", c.domains_spanned}, {"bytes_per_flop", c.bytes_per_flop},
+                             {"algorithm", c.algorithm}});
+    j["groups"] = nlohmann::json::array();
+    for (const GroupPlacement& g : p.groups)
+        j["groups"].push_back({{"axis", enum_name(g.axis)}, {"size", g.size}, {"stride", g.stride},
+                               {"domains_spanned", g.domains_spanned}, {"per_domain", g.per_domain},
+                               {"crosses_domain", g.crosses_domain()}});
+    j["stages"] = nlohmann::json::array();
+    for (const StageReport& s : p.stages)
+        j["stages"].push_back({{"index", s.stage.index}, {"layers", s.stage.layers}, {"moe_layers", s.stage.moe_layers},
+                               {"embedding", s.stage.first}, {"head", s.stage.last}, {"in_flight", s.in_flight},
+                               {"memory", memory_json(s.memory)}, {"fwd_s", s.times.fwd_s}, {"bwd_s", s.times.bwd_s}});
+    j["findings"] = plan_findings(p);
+    return j;
+}
+
+}  // namespace shardplan

@@ -1,0 +1,131 @@
+// The terminal report: memory bar, per-axis traffic table, groups, time breakdown, throughput.
+// Colour only when asked (the CLI asks when stdout is a TTY); crossing groups are red.
+#include <fmt/format.h>
+
+#include "shardplan/report.h"
+
+namespace shardplan {
+
+namespace {
+
+struct Style {
+    bool on;
+    std::string red(const std::string& s) const { return on ? "\033[31m" + s + "\033[0m" : s; }
+    std::string green(const std::string& s) const { return on ? "\033[32m" + s + "\033[0m" : s; }
+    std::string bold(const std::string& s) const { return on ? "\033[1m" + s + "\033[0m" : s; }
+    std::string dim(const std::string& s) const { return on ? "\033[2m" + s + "\033[0m" : s; }
+    std::string paint(const std::string& s, int code) const {
+        return on ? fmt::format("\033[{}m{}\033[0m", code, s) : s;
+    }
+};
+
+const Field& field(const char* key) {
+    for (const Field& f : plan_fields())
+        if (std::string(f.key) == key) return f;
+    return plan_fields().front();
+}
+
+std::string row(const Plan& p, const char* key, int width = 24) {
+    const Field& f = field(key);
+    return fmt::format("  {:<{}} {:>12}", f.label, width, format_value(f.get(p), f.unit));
+}
+
+std::string memory_bar(const Plan& p, const Style& st) {
+    constexpr int kWidth = 50;
+    const MemoryBreakdown& m = p.memory;
+    const double scale = std::max(m.total_bytes(), p.capacity_bytes);
+    struct Seg { double v; char c; int color; };
+    const Seg segs[] = {{m.weights_bytes, 'W', 34}, {m.grads_bytes, 'G', 36}, {m.optimizer_bytes, 'O', 35},
+                        {m.activations_bytes, 'A', 33}, {m.other_bytes, '.', 37}};
+    std::string bar;
+    int used = 0;
+    double acc = 0;
+    for (const Seg& s : segs) {
+        acc += s.v;
+        const int upto = static_cast<int>(acc / scale * kWidth + 0.5);
+        if (upto > used) bar += st.paint(std::string(upto - used, s.c), s.color);
+        used = std::max(used, upto);
+    }
+    const int cap = static_cast<int>(p.capacity_bytes / scale * kWidth + 0.5);
+    std::string tail = used < kWidth ? std::string(kWidth - used, ' ') : "";
+    // Mark usable capacity with '|' when the total overruns it.
+    if (cap < kWidth) return "[" + bar + tail + "] " + st.red(fmt::format("usable HBM ends at column {}", cap));
+    return "[" + bar + tail + "|";
+}
+
+}  // namespace
+
+std::string format_plan(const Plan& p, bool color) {
+    const Style st{color};
+    const Layout& l = p.layout;
+    std::string out;
+    auto line = [&](const std::string& s) { out += s + "\n"; };
+
+    line(st.bold(fmt::format("shardplan · {} on {} × {} · {}", p.model.name, p.cluster.gpus, p.cluster.gpu.id, to_string(l))));
+    line(fmt::format("  seq {} · global batch {} ({:.1f} M tokens) · micro-batch {} · ZeRO-{} · recompute {} · SP {} · "
+                     "{} · {} · order {}",
+                     l.seq_len, global_batch(l), double(global_batch(l)) * double(l.seq_len) / 1e6, l.micro_batch, l.zero,
+                     enum_name(l.recompute), l.sequence_parallel ? "on" : "off", enum_name(l.precision),
+                     enum_name(l.schedule), order_string(l)));
+    if (p.rejection) {
+        line(st.red(fmt::format("  cannot run: {}: expected {}", p.rejection->field, p.rejection->expected)));
+        return out;
+    }
+    line("");
+    line(st.bold(fmt::format("Memory per GPU · stage {} of {} (the fullest) · {}", p.worst_memory_stage, l.pp,
+                             p.memory_fits ? st.green("fits") : st.red("DOES NOT FIT"))));
+    line("  " + memory_bar(p, st));
+    for (const char* k : {"memory.weights_bytes", "memory.grads_bytes", "memory.optimizer_bytes",
+                          "memory.activations_bytes", "memory.other_bytes", "memory.total_bytes", "memory.capacity_bytes"})
+        line(row(p, k));
+    if (!p.memory_fits) line(st.red(row(p, "memory.short_bytes")));
+    line(st.dim("  W weights  G gradients  O optimizer  A activations  . other"));
+
+    line("");
+    line(st.bold(fmt::format("Communication per step · critical stage {}", p.critical_stage)));
+    line(fmt::format("  {:<4} {:<34} {:>6} {:<10} {:>11} {:>10} {:>10} {:>10}  {}", "axis", "collective", "group", "tier",
+                     "bytes", "time", "exposed", "B/FLOP", "path"));
+    for (const CommTerm& c : p.comm) {
+        std::string tier = std::string(enum_name(c.tier));
+        std::string s = fmt::format("  {:<4} {:<34} {:>6} {:<10} {:>11} {:>10} {:>10} {:>10.2e}  {}", enum_name(c.axis),
+                                    c.collective, c.group_size, tier, format_value(c.bytes_per_step, Unit::bytes),
+                                    format_value(c.time_s, Unit::seconds), format_value(c.exposed_s, Unit::seconds),
+                                    c.bytes_per_flop, c.critical_path ? "critical" : "hidden");
+        line(c.crosses_domain && c.axis != Axis::dp && c.axis != Axis::pp && c.axis != Axis::edp ? st.red(s) : s);
+    }
+    if (p.comm.empty()) line("  (none: a single GPU)");
+
+    line("");
+    line(st.bold(fmt::format("Groups on {}-GPU scale-up domains", p.cluster.scale_up_domain)));
+    for (const GroupPlacement& g : p.groups) {
+        if (g.size <= 1) continue;
+        std::string where = g.crosses_domain()
+                                ? fmt::format("crosses: spans {} domains, {} per domain", g.domains_spanned, g.per_domain)
+                                : "inside one domain";
+        std::string s = fmt::format("  {:<4} size {:>6}  stride {:>6}  {}", enum_name(g.axis), g.size, g.stride, where);
+        const bool red = g.crosses_domain() && (g.axis == Axis::tp || g.axis == Axis::etp || g.axis == Axis::cp || g.axis == Axis::ep);
+        line(red ? st.red(s) : s);
+    }
+
+    line("");
+    line(st.bold("Time per step"));
+    for (const char* k : {"time.compute_s", "time.recompute_s", "time.exposed_comm_s", "time.bubble_s", "time.optimizer_s",
+                          "time.step_s"})
+        line(row(p, k));
+    line("");
+    line(st.bold("Throughput"));
+    for (const char* k : {"throughput.tokens_per_s_per_gpu", "throughput.tokens_per_s", "throughput.mfu", "throughput.hfu"})
+        line(row(p, k));
+    line(fmt::format("  {:<24} {:>12}", "peak used for MFU",
+                     fmt::format("{} {} dense", format_value(p.throughput.peak_flops, Unit::flops_per_s),
+                                 enum_name(l.precision))));
+    const auto findings = plan_findings(p);
+    if (!findings.empty()) {
+        line("");
+        line(st.bold("Findings"));
+        for (const std::string& f : findings) line("  - " + f);
+    }
+    return out;
+}
+
+}  // namespace shardplan

@@ -1,0 +1,106 @@
+// Closed-form pipeline schedules (docs/model.md §7). Sources: GPipe (Huang et al. 2019), 1F1B and
+// interleaved 1F1B (Narayanan et al. 2021), Megatron-LM theoretical_memory_usage.py for in-flight
+// memory, ZB-H1 (Qi et al. 2023, sail-sg/zero-bubble-pipeline-parallelism), DualPipe (DeepSeek-V3 report).
+#include "shardplan/schedule.h"
+
+#include <algorithm>
+
+#include "shardplan/layout.h"
+#include "shardplan/model.h"
+
+namespace shardplan {
+
+namespace {
+
+// Split n layers into k consecutive parts; the remainder goes to the middle parts first, then last, first.
+std::vector<int64_t> split_even(int64_t n, int64_t k) {
+    std::vector<int64_t> out(k, n / k);
+    int64_t extra = n % k;
+    for (int64_t i = 1; i + 1 < k && extra > 0; ++i, --extra) ++out[i];
+    if (extra > 0) { ++out[k - 1]; --extra; }
+    if (extra > 0) { ++out[0]; --extra; }
+    return out;
+}
+
+}  // namespace
+
+std::vector<Stage> split_stages(const ModelSpec& m, const Layout& l) {
+    const int64_t pp = l.pp;
+    const int64_t chunks_per_rank = l.schedule == Schedule::interleaved ? l.vpp : (l.schedule == Schedule::dualpipe ? 2 : 1);
+    std::vector<int64_t> chunk_layers = split_even(m.layers, pp * (l.schedule == Schedule::interleaved ? l.vpp : 1));
+    std::vector<int64_t> chunk_first(chunk_layers.size(), 0);
+    for (size_t i = 1; i < chunk_layers.size(); ++i) chunk_first[i] = chunk_first[i - 1] + chunk_layers[i - 1];
+
+    std::vector<Stage> stages(pp);
+    for (int64_t r = 0; r < pp; ++r) {
+        Stage& s = stages[r];
+        s.index = r;
+        s.first_layer = chunk_first[r];
+        auto own = [&](int64_t chunk) {
+            s.layers += chunk_layers[chunk];
+            s.moe_layers += moe_layers_in(m, chunk_first[chunk], chunk_first[chunk] + chunk_layers[chunk]);
+            if (chunk == 0) s.first = true;
+            if (chunk == static_cast<int64_t>(chunk_layers.size()) - 1) s.last = true;
+        };
+        if (l.schedule == Schedule::dualpipe) {
+            own(r);
+            if (pp - 1 - r != r) own(pp - 1 - r);
+        } else {
+            for (int64_t v = 0; v < chunks_per_rank; ++v) own(r + v * pp);
+        }
+    }
+    return stages;
+}
+
+double in_flight_micro_batches(const Layout& l, int64_t stage, int64_t m) {
+    const double mm = static_cast<double>(m);
+    const int64_t pp = l.pp;
+    switch (l.schedule) {
+        case Schedule::gpipe: return mm;
+        case Schedule::one_f_one_b:
+        case Schedule::zb: return std::min<double>(static_cast<double>(pp - stage), mm);
+        case Schedule::interleaved: {
+            // Megatron's warm-up: (pp − i − 1)·2 + (v − 1)·pp chunk-forwards, plus the one in progress.
+            const double v = static_cast<double>(l.vpp);
+            const double chunks = static_cast<double>((pp - stage - 1) * 2 + (l.vpp - 1) * pp + 1);
+            return std::min(chunks, mm * v) / v;  // in units of the whole stage (all v chunks)
+        }
+        case Schedule::dualpipe:
+            // DualPipe keeps PP + 1 micro-batches of one stage's activations; a rank owns two stages.
+            return std::min(static_cast<double>(pp + 1), mm) / 2.0;
+    }
+    return 1.0;
+}
+
+double bubble_time_s(const Layout& l, const std::vector<StageTimes>& stages) {
+    if (l.pp <= 1 || stages.empty()) return 0.0;
+    double sum = 0, slowest = 0, F = 0, B = 0, W = 0;
+    for (const StageTimes& s : stages) {
+        sum += s.total();
+        if (s.total() >= slowest) {
+            slowest = s.total();
+            F = s.fwd_s;
+            B = s.bwd_s;
+            W = s.wgrad_s;
+        }
+    }
+    // Fill + drain: every other stage's forward and backward once (uniform stages: (pp−1)(F+B)).
+    const double fill = sum - slowest;
+    const double FB = F + B;
+    switch (l.schedule) {
+        case Schedule::gpipe:
+        case Schedule::one_f_one_b: return fill;
+        case Schedule::interleaved: return fill / static_cast<double>(l.vpp);
+        case Schedule::zb: return FB > 0 ? fill * std::max(0.0, FB - 2.0 * W) / FB : 0.0;
+        case Schedule::dualpipe: {
+            // (pp/2 − 1)·(F&B + B − 3W) with F&B ≈ F + B, relative to 1F1B's (pp − 1)(F + B).
+            const double pp = static_cast<double>(l.pp);
+            if (FB <= 0) return 0.0;
+            const double per = std::max(0.0, FB + B - 3.0 * W);
+            return fill / (pp - 1.0) * (pp / 2.0 - 1.0) * per / FB;
+        }
+    }
+    return fill;
+}
+
+}  // namespace shardplan

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# The CLI as a user meets it: exit code 0 for answers, 2 and one line naming the field for bad input.
+set -u
+bin="$1"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0
+fail=0
+
+expect() {  # expect CODE "stderr/stdout fragment" args...
+    local want="$1" frag="$2"
+    shift 2
+    "$bin" "$@" >"$tmp/out" 2>"$tmp/err"
+    local got=$?
+    local lines
+    lines=$(wc -l <"$tmp/err")
+    if [ "$got" -ne "$want" ] || ! grep -qF -- "$frag" "$tmp/out" "$tmp/err"; then
+        echo "FAIL: shardplan $* → exit $got (want $want), looking for '$frag'"
+        head -5 "$tmp/err" "$tmp/out"
+        fail=$((fail + 1))
+    elif [ "$want" -eq 2 ] && [ "$lines" -ne 1 ]; then
+        echo "FAIL: shardplan $* → $lines lines on stderr, want exactly one"
+        fail=$((fail + 1))
+    else
+        pass=$((pass + 1))
+    fi
+}
+
+expect 0 "Memory per GPU" plan
+expect 0 '"schema": "shardplan.plan.v1"' plan --json
+expect 0 "tp group of 16 spans 2 scale-up domains" plan --model llama3-70b --cluster dgx-h100 --gpus 64 --tp 16 --global-batch 64
+expect 0 "DOES NOT FIT" plan --model llama3-405b --cluster dgx-h100 --gpus 8 --tp 8 --global-batch 8
+expect 0 "llama3-405b" presets
+expect 0 '"models"' presets --json
+expect 2 "layout.tp: expected a divisor of heads (128), got 3" plan --tp 3 --dp 1 --pp 1 --gpus 3
+expect 2 "layout.dp: expected tp·cp·pp·dp = gpus" plan --dp 7
+expect 2 "--dp: expected gpus (100) divisible by tp·cp·pp" plan --gpus 100
+expect 2 "--model: expected a model preset" plan --model llama9
+expect 2 "--cluster: expected a cluster preset" plan --cluster dgx-h900
+expect 2 "--precision: expected one of bf16, fp16, fp8, mxfp8, nvfp4" plan --precision fp9
+expect 2 "--recompute: expected one of none, selective, full" plan --recompute most
+expect 2 "--zero: expected 0, 1, 2 or 3" plan --zero 5
+expect 2 "--case: expected a readable file" plan --case "$tmp/none.json"
+expect 2 "--tp" plan --tp eight
+expect 2 "--bogus" plan --bogus
+expect 2 "layout.vpp: expected at least 2 for the interleaved schedule" plan --schedule interleaved --vpp 1
+expect 2 "layout.global_batch: expected at least 16 micro-batches" plan --global-batch 1024
+
+printf '{"model": "llama3-8b", "cluster": {"gpu": "h100-sxm", "gpus": 8}, "layout": {"tp": "8"}}' >"$tmp/bad.json"
+expect 2 'layout.tp: expected an integer, got "8"' plan --case "$tmp/bad.json"
+printf '{"model": "llama3-8b", "cluster": {"gpu": "h100-sxm", "gpus": 8}, "layout": {"tp": 8, "seq_len": 4096}}' >"$tmp/ok.json"
+expect 0 "TP8·CP1·PP1·DP1·EP1" plan --case "$tmp/ok.json"
+expect 0 "TP4·CP1·PP1·DP2·EP1" plan --case "$tmp/ok.json" --tp 4
+printf '{"model": ' >"$tmp/trunc.json"
+expect 2 "--case: expected valid JSON" plan --case "$tmp/trunc.json"
+printf '\xff\xfe\x00garbage' >"$tmp/binary.json"
+expect 2 "--case: expected valid JSON" plan --case "$tmp/binary.json"
+
+echo "cli: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

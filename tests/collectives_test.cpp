@@ -1,0 +1,59 @@
+// Alpha-beta collective costs, hand-computed.
+#include <gtest/gtest.h>
+
+#include "shardplan/collectives.h"
+
+using namespace shardplan;
+
+namespace {
+Fabric fabric(bool in_switch = false) {
+    Fabric f;
+    f.up_line_Bps = 450e9;
+    f.up_Bps = 360e9;   // 0.8 × 450
+    f.out_Bps = 45e9;   // 0.9 × 50
+    f.up_latency_s = 2e-6;
+    f.out_latency_s = 6e-6;
+    f.in_switch = in_switch;
+    return f;
+}
+}  // namespace
+
+TEST(Collectives, RingAllReduceInsideDomain) {
+    // 8 ranks, 1 GB: ring = 2·7·2 µs + 2·7/8 · 1e9 / 360e9 = 28 µs + 4.8611 ms.
+    // tree = 2·3·2 µs + 4.8611 ms / 0.9 = 5.413 ms → ring wins.
+    const auto c = collective_time(Collective::all_reduce, 1e9, 8, 8, fabric());
+    EXPECT_NEAR(c.time_s, 28e-6 + 1.75e9 / 360e9, 1e-9);
+    EXPECT_EQ(c.tier, Tier::scale_up);
+    EXPECT_STREQ(c.algorithm, "ring");
+}
+
+TEST(Collectives, InSwitchBeatsRingForLargeBuffers) {
+    // NVLS: 25 µs + 1e9 / (0.6 · 450e9) = 3.7287 ms < ring 4.889 ms.
+    const auto c = collective_time(Collective::all_reduce, 1e9, 8, 8, fabric(true));
+    EXPECT_NEAR(c.time_s, 25e-6 + 1e9 / 270e9, 1e-9);
+    EXPECT_STREQ(c.algorithm, "in-switch");
+}
+
+TEST(Collectives, OneRankPerDomainIsNicBound) {
+    // 16 ranks, one per server, reduce-scatter 1 GB: ring 15·6 µs + 15/16 · 1e9 / 45e9 = 20.923 ms;
+    // tree 4·6 µs + 20.833 ms / 0.9 is slower.
+    const auto c = collective_time(Collective::reduce_scatter, 1e9, 16, 1, fabric());
+    EXPECT_NEAR(c.time_s, 90e-6 + 15.0 / 16.0 * 1e9 / 45e9, 1e-9);
+    EXPECT_EQ(c.tier, Tier::scale_out);
+}
+
+TEST(Collectives, HierarchicalAllReduceAcrossTwoServers) {
+    // 16 ranks, 8 per server. Hierarchical: intra 2·7/8·S/360e9 = 4.861 ms, inter 2·1/2·(S/8)/45e9 = 2.778 ms,
+    // pipelined → max = 4.861 ms + latency 2·7·2 µs + 2·1·6 µs = 40 µs.
+    // Flat ring at min(360, 8·45 = 360) GB/s: 2·15/16·S/360e9 = 5.208 ms + 30·6 µs. Hierarchical wins.
+    const auto c = collective_time(Collective::all_reduce, 1e9, 16, 8, fabric());
+    EXPECT_NEAR(c.time_s, 1.75e9 / 360e9 + 40e-6, 1e-9);
+    EXPECT_STREQ(c.algorithm, "hierarchical");
+}
+
+TEST(Collectives, TrivialGroupsCostNothing) {
+    EXPECT_EQ(collective_time(Collective::all_reduce, 1e9, 1, 1, fabric()).time_s, 0.0);
+    EXPECT_EQ(collective_time(Collective::all_gather, 0, 8, 8, fabric()).time_s, 0.0);
+    EXPECT_EQ(wire_bytes(Collective::all_reduce, 1e9, 1), 0.0);
+    EXPECT_NEAR(wire_bytes(Collective::all_reduce, 1e9, 4), 1.5e9, 1);
+}

@@ -1,0 +1,118 @@
+// Properties that must hold for every valid layout, checked over random ones (fixed seed).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "shardplan/plan.h"
+#include "shardplan/presets.h"
+
+using namespace shardplan;
+
+namespace {
+
+struct Drawn {
+    ModelSpec model;
+    ClusterSpec cluster;
+    Layout layout;
+};
+
+template <typename T>
+T pick(std::mt19937_64& rng, std::initializer_list<T> xs) {
+    std::uniform_int_distribution<size_t> d(0, xs.size() - 1);
+    return *(xs.begin() + d(rng));
+}
+
+Drawn draw(std::mt19937_64& rng) {
+    static const char* models[] = {"llama3-8b", "llama3-70b", "gpt3-175b", "mixtral-8x7b", "deepseek-v3",
+                                   "qwen3-30b-a3b", "nemotron4-340b"};
+    static const char* clusters[] = {"dgx-h100", "dgx-a100", "nvl72", "mi300x", "dgx-b200"};
+    std::uniform_int_distribution<size_t> dm(0, std::size(models) - 1), dc(0, std::size(clusters) - 1);
+    Drawn d{preset_model(models[dm(rng)]), preset_cluster(clusters[dc(rng)]), Layout{}};
+    d.cluster.gpus = pick<int64_t>(rng, {8, 64, 256, 1024, 4096});
+    Layout& l = d.layout;
+    l.tp = pick<int64_t>(rng, {1, 2, 4, 8, 16});
+    l.cp = pick<int64_t>(rng, {1, 1, 2, 4});
+    l.pp = pick<int64_t>(rng, {1, 2, 4, 8});
+    l.dp = std::max<int64_t>(1, d.cluster.gpus / (l.tp * l.cp * l.pp));
+    if (d.model.moe) l.ep = pick<int64_t>(rng, {1, 2, 4, 8});
+    l.micro_batch = pick<int64_t>(rng, {1, 2});
+    l.global_batch = l.micro_batch * l.dp * pick<int64_t>(rng, {1, 4, 8, 16});
+    l.seq_len = pick<int64_t>(rng, {2048, 4096, 8192});
+    l.zero = pick<int>(rng, {0, 1, 2, 3});
+    l.recompute = pick(rng, {Recompute::none, Recompute::selective, Recompute::full});
+    l.sequence_parallel = l.tp > 1 && pick(rng, {true, false});
+    l.precision = pick(rng, {Precision::bf16, Precision::fp8});
+    l.schedule = pick(rng, {Schedule::one_f_one_b, Schedule::gpipe, Schedule::interleaved, Schedule::zb});
+    if (l.schedule == Schedule::interleaved) l.vpp = 2;
+    return d;
+}
+
+bool finite_nonneg(double v) { return std::isfinite(v) && v >= 0; }
+
+}  // namespace
+
+TEST(Invariants, RandomValidLayouts) {
+    std::mt19937_64 rng(20261129);
+    int valid = 0;
+    for (int i = 0; i < 20000 && valid < 400; ++i) {
+        const Drawn d = draw(rng);
+        const Plan p = evaluate(d.model, d.cluster, d.layout);
+        if (p.rejection) continue;
+        ++valid;
+        const std::string id = d.model.name + " " + d.cluster.name + " " + to_string(d.layout);
+        // Every output is a finite, non-negative number.
+        for (double v : {p.time.step_s, p.time.compute_s, p.time.bubble_s, p.time.exposed_comm_s, p.time.optimizer_s,
+                         p.memory.total_bytes(), p.memory.activations_bytes, p.throughput.mfu, p.throughput.hfu})
+            ASSERT_TRUE(finite_nonneg(v)) << id;
+        ASSERT_GT(p.time.step_s, 0) << id;
+        // The step is its parts; exposed never exceeds total, per axis.
+        const TimeBreakdown& t = p.time;
+        EXPECT_NEAR(t.step_s, t.compute_s + t.recompute_s + t.exposed_comm_s + t.bubble_s + t.optimizer_s, 1e-9 * t.step_s)
+            << id;
+        for (const CommTerm& c : p.comm) {
+            EXPECT_LE(c.exposed_s, c.time_s * (1 + 1e-12)) << id;
+            EXPECT_TRUE(finite_nonneg(c.bytes_per_step)) << id;
+            if (c.crosses_domain) EXPECT_EQ(c.tier, Tier::scale_out) << id;
+        }
+        // An axis of degree 1 sends nothing.
+        for (const CommTerm& c : p.comm) {
+            if (d.layout.tp == 1) EXPECT_NE(c.axis, Axis::tp) << id;
+            if (d.layout.cp == 1) EXPECT_NE(c.axis, Axis::cp) << id;
+            if (d.layout.pp == 1) EXPECT_NE(c.axis, Axis::pp) << id;
+            if (d.layout.ep == 1) EXPECT_NE(c.axis, Axis::ep) << id;
+        }
+        // Model FLOPs never exceed hardware FLOPs, and nothing runs above peak.
+        EXPECT_LE(p.throughput.mfu, p.throughput.hfu + 1e-12) << id;
+        EXPECT_LT(p.throughput.hfu, 1.0) << id;
+        // Sharding more model state never costs more of it: ZeRO 0 ≥ 1 ≥ 2 ≥ 3.
+        double previous = 1e300;
+        for (int z = 0; z <= 3; ++z) {
+            Layout l = d.layout;
+            l.zero = z;
+            const Plan q = evaluate(d.model, d.cluster, l);
+            const MemoryBreakdown& m = q.memory;
+            const double state = m.weights_bytes + m.grads_bytes + m.optimizer_bytes;
+            EXPECT_LE(state, previous * (1 + 1e-12)) << id << " zero " << z;
+            previous = state;
+        }
+    }
+    EXPECT_GE(valid, 400);
+}
+
+TEST(Invariants, MoreTensorParallelNeverMeansMoreModelState) {
+    const ModelSpec m = preset_model("llama3-70b");
+    ClusterSpec c = preset_cluster("dgx-h100");
+    c.gpus = 64;
+    double previous = 1e300;
+    for (int64_t tp : {1, 2, 4, 8}) {
+        Layout l;
+        l.tp = tp;
+        l.dp = 64 / tp;
+        l.global_batch = 64;
+        const Plan p = evaluate(m, c, l);
+        const double state = p.memory.weights_bytes + p.memory.grads_bytes + p.memory.optimizer_bytes;
+        EXPECT_LT(state, previous);
+        previous = state;
+    }
+}

@@ -1,0 +1,119 @@
+// The boundary: every bad input names its field.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "shardplan/error.h"
+#include "shardplan/io.h"
+#include "shardplan/plan.h"
+
+using namespace shardplan;
+
+namespace {
+json good_case() {
+    return json::parse(R"({
+      "id": "t", "model": "llama3-8b",
+      "cluster": {"gpu": "h100-sxm", "gpus": 64, "gpus_per_node": 8, "scale_up_domain": 8},
+      "layout": {"tp": 8, "cp": 1, "pp": 1, "dp": 8, "ep": 1, "etp": null, "vpp": 1, "micro_batch": 1,
+                 "global_batch": 64, "seq_len": 8192, "zero": 1, "recompute": "none",
+                 "sequence_parallel": true, "precision": "bf16"},
+      "measured": {"tokens_per_s_per_gpu": 1000, "memory_gb_per_gpu": null}})");
+}
+
+std::string error_of(const json& j) {
+    try {
+        case_from_json(j);
+    } catch (const ConfigError& e) {
+        return e.what();
+    }
+    return "";
+}
+}  // namespace
+
+TEST(Io, GoodCaseParses) {
+    const Case c = case_from_json(good_case());
+    EXPECT_EQ(c.model.name, "llama3-8b");
+    EXPECT_EQ(c.cluster.gpus, 64);
+    EXPECT_EQ(c.layout.tp, 8);
+    EXPECT_EQ(c.layout.etp, 0);
+    EXPECT_EQ(*c.measured.tokens_per_s_per_gpu, 1000);
+    EXPECT_FALSE(c.measured.memory_gb_per_gpu);
+}
+
+TEST(Io, ErrorsNameTheField) {
+    struct Bad { const char* pointer; json value; const char* field; };
+    const Bad cases[] = {
+        {"/layout/tp", "8", "layout.tp: expected an integer"},
+        {"/layout/tp", 2.5, "layout.tp: expected an integer"},
+        {"/layout/recompute", "some", "layout.recompute: expected one of none, selective, full"},
+        {"/layout/precision", "fp9", "layout.precision: expected one of bf16"},
+        {"/layout/zero", 4, "layout.zero"},
+        {"/layout/sequence_parallel", "yes", "layout.sequence_parallel: expected true or false"},
+        {"/layout/tpp", 2, "layout.tpp: expected a known field"},
+        {"/layout/order", "tp-dp", "layout.order"},
+        {"/model", "llama9", "model: expected a model preset"},
+        {"/model", json::array(), "model: expected an object"},
+        {"/cluster/gpu", "h900", "cluster.gpu: expected a GPU preset"},
+        {"/cluster/gpus", -4, "cluster.gpus"},
+        {"/cluster/gpus", nullptr, "cluster.gpus: expected a value; the field is missing"},
+        {"/cluster/efficiency", json{{"gemm_16", 1.5}}, "cluster.efficiency.gemm_16"},
+        {"/measured/tokens_per_s_per_gpu", "fast", "measured.tokens_per_s_per_gpu: expected a number"},
+    };
+    for (const Bad& b : cases) {
+        json j = good_case();
+        j[json::json_pointer(b.pointer)] = b.value;
+        const std::string err = error_of(j);
+        EXPECT_NE(err.find(b.field), std::string::npos) << b.pointer << " → \"" << err << "\"";
+    }
+}
+
+TEST(Io, MissingSectionsAndModelFields) {
+    json j = good_case();
+    j.erase("layout");
+    EXPECT_NE(error_of(j).find("layout: expected a value"), std::string::npos);
+    j = good_case();
+    j["model"] = json::parse(R"({"layers": 2, "hidden": 64, "heads": 4, "vocab": 100})");
+    EXPECT_NE(error_of(j).find("model.ffn_hidden: expected a value"), std::string::npos);
+    j["model"]["ffn_hidden"] = 256;
+    j["model"]["heads"] = 0;
+    EXPECT_NE(error_of(j).find("model.heads"), std::string::npos);
+    j = good_case();
+    j["model"] = json::parse(R"({"preset": "llama3-8b", "layers": 16})");  // preset + override
+    EXPECT_EQ(case_from_json(j).model.layers, 16);
+}
+
+TEST(Io, ResolvedInputsRoundTrip) {
+    const Case c = case_from_json(good_case());
+    const json model = to_json(c.model), cluster = to_json(c.cluster), layout = to_json(c.layout);
+    json again = {{"model", model}, {"cluster", cluster}, {"layout", layout}};
+    again["model"].erase("params_total");
+    again["model"].erase("params_active");
+    const Case d = case_from_json(again);
+    const Plan a = evaluate(c.model, c.cluster, c.layout), b = evaluate(d.model, d.cluster, d.layout);
+    EXPECT_DOUBLE_EQ(a.time.step_s, b.time.step_s);
+    EXPECT_DOUBLE_EQ(a.memory.total_bytes(), b.memory.total_bytes());
+}
+
+TEST(Io, EveryPublishedCaseParses) {
+    const std::string file = std::string(SHARDPLAN_SHARED_DIR) + "/validation/calibration.json";
+    if (!std::filesystem::exists(file)) GTEST_SKIP() << "no ../shared beside the checkout";
+    const json all = read_json_file(file, "calibration");
+    ASSERT_TRUE(all.is_array());
+    for (size_t i = 0; i < all.size(); ++i) EXPECT_NO_THROW(case_from_json(all[i], "[" + std::to_string(i) + "]")) << i;
+}
+
+TEST(Io, FilesThatAreNotJson) {
+    const auto dir = std::filesystem::temp_directory_path();
+    const auto empty = dir / "shardplan_empty.json", broken = dir / "shardplan_broken.json";
+    { std::ofstream(empty) << "  \n"; }
+    { std::ofstream(broken) << "{\"model\": "; }
+    EXPECT_THROW(read_json_file(empty.string(), "--case"), ConfigError);
+    try {
+        read_json_file(broken.string(), "--case");
+        FAIL();
+    } catch (const ConfigError& e) {
+        EXPECT_NE(std::string(e.what()).find("--case: expected valid JSON"), std::string::npos);
+    }
+    EXPECT_THROW(read_json_file((dir / "does-not-exist.json").string(), "--case"), ConfigError);
+}

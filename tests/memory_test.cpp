@@ -1,0 +1,156 @@
+// Memory per GPU, hand-worked.
+#include <gtest/gtest.h>
+
+#include "shardplan/memory.h"
+#include "shardplan/presets.h"
+#include "shardplan/schedule.h"
+
+using namespace shardplan;
+
+namespace {
+ClusterSpec cluster(int64_t gpus) {
+    ClusterSpec c = preset_cluster("dgx-h100");
+    c.gpus = gpus;
+    return c;
+}
+Stage whole(const ModelSpec& m) {
+    Stage s;
+    s.layers = m.layers;
+    s.moe_layers = moe_layers_in(m, 0, m.layers);
+    s.first = s.last = true;
+    return s;
+}
+}  // namespace
+
+TEST(Memory, AdamStateIsSixTimesBf16Weights) {
+    // 2 B bf16 weights vs 12 B fp32 master + m + v per parameter: 12 / 2 = 6, whatever the model.
+    const ModelSpec m = preset_model("llama3-8b");
+    Layout l;
+    l.zero = 0;
+    const MemoryBreakdown mem = stage_memory(m, cluster(1), l, whole(m), 1);
+    EXPECT_DOUBLE_EQ(mem.optimizer_bytes, 6.0 * mem.weights_bytes);
+    EXPECT_DOUBLE_EQ(mem.weights_bytes, 2.0 * 8'030'261'248.0);
+    EXPECT_DOUBLE_EQ(mem.grads_bytes, mem.weights_bytes);  // bf16 gradients (the seed)
+    l.grad_dtype = GradDtype::fp32;                       // Megatron's fp32 main_grad: 4 B
+    EXPECT_DOUBLE_EQ(stage_memory(m, cluster(1), l, whole(m), 1).grads_bytes, 2.0 * mem.weights_bytes);
+}
+
+TEST(Memory, ZeroStagesShardAcrossDataParallel) {
+    const ModelSpec m = preset_model("llama3-8b");
+    Layout l;
+    l.dp = 8;
+    l.zero = 0;
+    const MemoryBreakdown z0 = stage_memory(m, cluster(8), l, whole(m), 1);
+    l.zero = 1;  // optimizer ÷ 8
+    const MemoryBreakdown z1 = stage_memory(m, cluster(8), l, whole(m), 1);
+    EXPECT_DOUBLE_EQ(z1.optimizer_bytes, z0.optimizer_bytes / 8.0);
+    EXPECT_DOUBLE_EQ(z1.grads_bytes, z0.grads_bytes);
+    l.zero = 2;  // + gradients ÷ 8
+    const MemoryBreakdown z2 = stage_memory(m, cluster(8), l, whole(m), 1);
+    EXPECT_DOUBLE_EQ(z2.grads_bytes, z0.grads_bytes / 8.0);
+    EXPECT_DOUBLE_EQ(z2.weights_bytes, z0.weights_bytes);
+    l.zero = 3;  // + weights ÷ 8, and the gathered layers appear under "other"
+    const MemoryBreakdown z3 = stage_memory(m, cluster(8), l, whole(m), 1);
+    EXPECT_DOUBLE_EQ(z3.weights_bytes, z0.weights_bytes / 8.0);
+    EXPECT_GT(z3.other_bytes, z2.other_bytes);
+    EXPECT_LT(z3.total_bytes(), z2.total_bytes());
+}
+
+TEST(Memory, LayerActivationsHandWorked) {
+    // Llama 3 8B, b = 1, s = 4096, T = 4096 tokens, no TP, no recompute, 2-byte activations:
+    //   norm inputs, QKV input, MLP input      4 · 2·T·h        = 134,217,728
+    //   Q, K, V (4096 + 1024 + 1024 columns)   2·T·6144         =  50,331,648
+    //   attention output O                     2·T·4096         =  33,554,432
+    //   log-sum-exp, fp32 per head             4·T·32           =     524,288
+    //   SwiGLU: gate + up (2f) and act (f)     2·T·3·14336      = 352,321,536
+    //                                                      total = 570,949,632
+    const ModelSpec m = preset_model("llama3-8b");
+    Layout l;
+    l.seq_len = 4096;
+    l.sequence_parallel = false;
+    EXPECT_DOUBLE_EQ(layer_activation_bytes(m, l, false), 570'949'632.0);
+    // TP8 with sequence parallelism shards every term: exactly ÷ 8.
+    l.tp = 8;
+    l.sequence_parallel = true;
+    EXPECT_DOUBLE_EQ(layer_activation_bytes(m, l, false), 570'949'632.0 / 8);
+    // Without SP the four T·h tensors stay whole on every TP rank: 134,217,728 + 436,731,904 / 8.
+    l.sequence_parallel = false;
+    EXPECT_DOUBLE_EQ(layer_activation_bytes(m, l, false), 134'217'728.0 + 436'731'904.0 / 8);
+    // Full recompute keeps the layer input only: 2·T·h = 33,554,432 (÷ tp with SP).
+    l.tp = 1;
+    l.recompute = Recompute::full;
+    EXPECT_DOUBLE_EQ(layer_activation_bytes(m, l, false), 33'554'432.0);
+    // Selective drops O and the SwiGLU output: 570,949,632 − 33,554,432 − 2·T·14336 (117,440,512).
+    l.recompute = Recompute::selective;
+    EXPECT_DOUBLE_EQ(layer_activation_bytes(m, l, false), 419'954'688.0);
+}
+
+TEST(Memory, KorthikantiTpOnlyFormWithoutDropout) {
+    // GPT-3 shape (f = 4h, MHA, GeLU), TP t without SP: s·b·h·(8 + 24/t) (Korthikanti Table 2 is 10 + 24/t;
+    // the 2 extra are the two dropout masks, which modern recipes disable) + the fp32 log-sum-exp 4·s·b·a/t.
+    const ModelSpec m = preset_model("gpt3-175b");
+    Layout l;
+    l.seq_len = 2048;
+    l.tp = 8;
+    l.sequence_parallel = false;
+    const double sbh = 2048.0 * 12288.0;
+    EXPECT_DOUBLE_EQ(layer_activation_bytes(m, l, false), sbh * (8.0 + 24.0 / 8.0) + 4.0 * 2048 * 96 / 8);
+}
+
+TEST(Memory, MemoryFallsAsTensorParallelGrows) {
+    const ModelSpec m = preset_model("llama3-70b");
+    double previous = 1e30;
+    for (int64_t tp : {1, 2, 4, 8}) {
+        Layout l;
+        l.tp = tp;
+        l.dp = 64 / tp;
+        l.seq_len = 8192;
+        const double total = stage_memory(m, cluster(64), l, whole(m), 1).total_bytes();
+        EXPECT_LT(total, previous) << "tp " << tp;
+        previous = total;
+    }
+}
+
+TEST(Memory, ExpertsDivideByExpertParallel) {
+    const ModelSpec m = preset_model("mixtral-8x7b");
+    Layout l;
+    l.dp = 8;
+    l.zero = 0;
+    const Stage s = whole(m);
+    const double e1 = stage_params(m, l, s).expert;
+    l.ep = 8;
+    EXPECT_DOUBLE_EQ(stage_params(m, l, s).expert, e1 / 8);
+    // 32 layers · 8 experts · 3·4096·14336 = 45,097,156,608 expert parameters in all.
+    EXPECT_DOUBLE_EQ(e1, 45'097'156'608.0);
+}
+
+TEST(Memory, PipelineInFlightFollowsSchedule) {
+    Layout l;
+    l.pp = 8;
+    EXPECT_EQ(in_flight_micro_batches(l, 0, 32), 8);  // 1F1B: stage 0 holds pp
+    EXPECT_EQ(in_flight_micro_batches(l, 7, 32), 1);  // the last stage one
+    EXPECT_EQ(in_flight_micro_batches(l, 0, 4), 4);   // never more than m
+    l.schedule = Schedule::gpipe;
+    EXPECT_EQ(in_flight_micro_batches(l, 3, 32), 32);
+    l.schedule = Schedule::interleaved;
+    l.vpp = 2;
+    // Megatron: (8 − 0 − 1)·2 + (2 − 1)·8 + 1 = 23 chunk micro-batches = 11.5 stages' worth
+    // = pp · (1 + (pp − 1)/(pp·v)) = 8 · (1 + 7/16) = 11.5.
+    EXPECT_DOUBLE_EQ(in_flight_micro_batches(l, 0, 32), 11.5);
+}
+
+TEST(Memory, UnevenStagesGiveExtraLayersToTheMiddle) {
+    const ModelSpec m = preset_model("llama3-405b");
+    Layout l;
+    l.pp = 16;
+    const auto stages = split_stages(m, l);
+    ASSERT_EQ(stages.size(), 16u);
+    EXPECT_EQ(stages[0].layers, 7);
+    EXPECT_EQ(stages[15].layers, 7);
+    for (int i = 1; i < 15; ++i) EXPECT_EQ(stages[i].layers, 8);
+    EXPECT_TRUE(stages[0].first);
+    EXPECT_TRUE(stages[15].last);
+    int64_t total = 0;
+    for (const Stage& s : stages) total += s.layers;
+    EXPECT_EQ(total, 126);
+}

@@ -1,0 +1,60 @@
+// Parameter counts against the published totals of each family.
+#include <gtest/gtest.h>
+
+#include "shardplan/model.h"
+#include "shardplan/presets.h"
+
+using namespace shardplan;
+
+TEST(Model, Llama3_8B_MatchesPublishedCount) {
+    // Per layer: q 4096·4096 + k,v 2·4096·1024 + o 4096·4096 = 41,943,040; SwiGLU 3·4096·14336 = 176,160,768;
+    // two RMSNorms 8,192 → 218,112,000 × 32 = 6,979,584,000. Embedding + untied head 2·128256·4096 =
+    // 1,050,673,152; final norm 4,096. Total 8,030,261,248.
+    EXPECT_EQ(model_params_total(preset_model("llama3-8b")), 8'030'261'248);
+}
+
+TEST(Model, Llama3_405B_MatchesPublishedCount) {
+    EXPECT_EQ(model_params_total(preset_model("llama3-405b")), 405'853'388'800);
+}
+
+TEST(Model, Mixtral8x7B_TotalAndActive) {
+    // Per layer: attention 41,943,040 + 8 experts · 176,160,768 + router 8·4096 + norms 8,192 = 1,451,270,144;
+    // × 32 + embeddings 2·32000·4096 + final norm = 46,702,792,704.
+    const ModelSpec m = preset_model("mixtral-8x7b");
+    EXPECT_EQ(model_params_total(m), 46'702'792'704);
+    // Active: 2 of 8 experts → 46,702,792,704 − 32·6·176,160,768 = 12,879,925,248 (the published "12.9B").
+    EXPECT_EQ(model_params_active(m), 12'879'925'248);
+}
+
+TEST(Model, PublishedTotalsWithinHalfAPercent) {
+    struct Row { const char* name; double billions; };
+    for (Row r : {Row{"llama3-70b", 70.55}, {"deepseek-v3", 671.0}, {"qwen3-235b-a22b", 235.1}, {"qwen3-30b-a3b", 30.5},
+                  {"gpt-oss-120b", 116.8}, {"nemotron4-340b", 341.0}, {"mixtral-8x22b", 140.6}, {"gpt3-175b", 174.6}}) {
+        const double got = double(model_params_total(preset_model(r.name))) / 1e9;
+        EXPECT_NEAR(got, r.billions, r.billions * 0.005) << r.name;
+    }
+    EXPECT_NEAR(double(model_params_active(preset_model("deepseek-v3"))) / 1e9, 37.5, 0.5);  // "37B activated"
+    EXPECT_NEAR(double(model_params_active(preset_model("qwen3-235b-a22b"))) / 1e9, 22.2, 0.3);
+}
+
+TEST(Model, MoeLayerPatternCountsInClosedForm) {
+    ModelSpec m = preset_model("deepseek-v3");  // 3 dense, then 58 MoE layers
+    EXPECT_EQ(moe_layers_in(m, 0, 61), 58);
+    EXPECT_EQ(moe_layers_in(m, 0, 3), 0);
+    EXPECT_EQ(moe_layers_in(m, 2, 5), 2);
+    m.moe->layer_freq = 2;  // layers 3, 5, 7, ... are MoE
+    int64_t count = 0;
+    for (int64_t i = 10; i < 40; ++i) count += is_moe_layer(m, i);
+    EXPECT_EQ(moe_layers_in(m, 10, 40), count);
+}
+
+TEST(Model, ValidationNamesTheField) {
+    ModelSpec m = preset_model("llama3-8b");
+    m.kv_heads = 7;
+    try {
+        validate_model(m);
+        FAIL() << "kv_heads 7 does not divide 32 heads";
+    } catch (const std::exception& e) {
+        EXPECT_NE(std::string(e.what()).find("model.kv_heads"), std::string::npos);
+    }
+}

@@ -1,0 +1,199 @@
+// The whole step: hand-checkable properties of evaluate().
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "shardplan/plan.h"
+#include "shardplan/presets.h"
+#include "shardplan/report.h"
+
+using namespace shardplan;
+
+namespace {
+Plan plan_of(const char* model, const char* cluster, int64_t gpus, Layout l) {
+    ClusterSpec c = preset_cluster(cluster);
+    c.gpus = gpus;
+    return evaluate(preset_model(model), c, l);
+}
+Layout layout(int64_t tp, int64_t pp, int64_t dp, int64_t gbs, int64_t seq = 4096) {
+    Layout l;
+    l.tp = tp;
+    l.pp = pp;
+    l.dp = dp;
+    l.global_batch = gbs;
+    l.seq_len = seq;
+    l.sequence_parallel = tp > 1;
+    return l;
+}
+const CommTerm* find(const Plan& p, Axis a) {
+    for (const CommTerm& c : p.comm)
+        if (c.axis == a) return &c;
+    return nullptr;
+}
+}  // namespace
+
+TEST(Plan, DefaultScenarioFitsAndIsSane) {
+    const Scenario s = default_scenario();
+    const Plan p = evaluate(s.model, s.cluster, s.layout);
+    ASSERT_FALSE(p.rejection);
+    EXPECT_TRUE(p.memory_fits);
+    EXPECT_GT(p.throughput.mfu, 0.2);
+    EXPECT_LT(p.throughput.mfu, 0.7);
+    EXPECT_EQ(p.micro_batches, 16);
+}
+
+TEST(Plan, FullRecomputeGivesHfuAboveMfu) {
+    Layout l = layout(8, 1, 8, 64);
+    const Plan none = plan_of("llama3-8b", "dgx-h100", 64, l);
+    EXPECT_DOUBLE_EQ(none.throughput.hfu, none.throughput.mfu);
+    l.recompute = Recompute::full;
+    const Plan full = plan_of("llama3-8b", "dgx-h100", 64, l);
+    EXPECT_GT(full.throughput.hfu, full.throughput.mfu);
+    // Hardware FLOPs add one forward of the layers: HFU/MFU = (6N' + 3A + 2N'+ A... ) ≈ 4/3 without the head.
+    EXPECT_NEAR(full.throughput.hfu / full.throughput.mfu, 4.0 / 3.0, 0.05);
+    EXPECT_GT(full.time.step_s, none.time.step_s);  // ~30 % more arithmetic is slower
+    EXPECT_LT(full.memory.activations_bytes, none.memory.activations_bytes);
+}
+
+TEST(Plan, NoTensorParallelMeansNoTensorTraffic) {
+    const Plan p = plan_of("llama3-8b", "dgx-h100", 64, layout(1, 1, 64, 128));
+    ASSERT_FALSE(p.rejection);
+    EXPECT_EQ(find(p, Axis::tp), nullptr);
+    EXPECT_EQ(find(p, Axis::cp), nullptr);
+    EXPECT_NE(find(p, Axis::dp), nullptr);
+}
+
+TEST(Plan, StepIsTheSumOfItsParts) {
+    const Plan p = plan_of("llama3-70b", "dgx-h100", 512, layout(8, 4, 16, 256, 8192));
+    ASSERT_FALSE(p.rejection);
+    const TimeBreakdown& t = p.time;
+    EXPECT_NEAR(t.step_s, t.compute_s + t.recompute_s + t.exposed_comm_s + t.bubble_s + t.optimizer_s, 1e-12);
+    double exposed = 0;
+    for (const CommTerm& c : p.comm) {
+        EXPECT_LE(c.exposed_s, c.time_s + 1e-15);
+        exposed += c.exposed_s;
+    }
+    EXPECT_NEAR(exposed, t.exposed_comm_s, 1e-12);
+    // tokens/s per GPU = B·s / (step · gpus)
+    EXPECT_NEAR(p.throughput.tokens_per_s_per_gpu, 256.0 * 8192 / (t.step_s * 512), 1e-6);
+}
+
+TEST(Plan, CrossingTensorGroupIsPricedOnTheNics) {
+    // TP16 on 8-GPU servers: the group spans 2 servers; TP16 inside an NVL72 rack does not.
+    const Plan slow = plan_of("llama3-70b", "dgx-h100", 64, layout(16, 1, 4, 64));
+    ASSERT_FALSE(slow.rejection);
+    const CommTerm* t = find(slow, Axis::tp);
+    ASSERT_NE(t, nullptr);
+    EXPECT_TRUE(t->crosses_domain);
+    EXPECT_EQ(t->tier, Tier::scale_out);
+    EXPECT_EQ(t->domains_spanned, 2);
+    bool worded = false;
+    for (const std::string& f : plan_findings(slow)) worded = worded || f.find("tp group of 16 spans 2") != std::string::npos;
+    EXPECT_TRUE(worded);
+
+    const Plan inside = plan_of("llama3-70b", "dgx-h100", 64, layout(8, 1, 8, 64));
+    const CommTerm* t8 = find(inside, Axis::tp);
+    ASSERT_NE(t8, nullptr);
+    EXPECT_FALSE(t8->crosses_domain);
+    EXPECT_EQ(t8->tier, Tier::scale_up);
+    // Per call the crossing group is slower even though each rank moves a smaller share. The two-level
+    // collective is bound by the inter-domain step, S/(2·8) per NIC at 45 GB/s = S/720 GB/s: on DGX H100
+    // the in-domain reduce-scatter runs at 7/8·S/360 GB/s, on DGX B200 at 7/8·S/720 GB/s (ratio 8/7).
+    const auto per_call = [](const CommTerm* c) { return c->time_s / double(c->calls_per_step); };
+    EXPECT_GT(per_call(t), per_call(t8));
+    const Plan b_slow = plan_of("llama3-70b", "dgx-b200", 64, layout(16, 1, 4, 64));
+    const Plan b_fast = plan_of("llama3-70b", "dgx-b200", 64, layout(8, 1, 8, 64));
+    EXPECT_GT(per_call(find(b_slow, Axis::tp)), 1.1 * per_call(find(b_fast, Axis::tp)));
+}
+
+TEST(Plan, MemoryPerGpuFallsAsTensorParallelGrows) {
+    double previous = 1e30;
+    for (int64_t tp : {1, 2, 4, 8}) {
+        const Plan p = plan_of("llama3-70b", "dgx-h100", 64, layout(tp, 1, 64 / tp, 64));
+        ASSERT_FALSE(p.rejection) << tp;
+        EXPECT_LT(p.memory.total_bytes(), previous) << tp;
+        previous = p.memory.total_bytes();
+    }
+}
+
+TEST(Plan, InvalidLayoutsAreRejectionsNamingTheField) {
+    const Plan bad_tp = plan_of("llama3-8b", "dgx-h100", 48, layout(3, 1, 16, 64));
+    ASSERT_TRUE(bad_tp.rejection);
+    EXPECT_EQ(bad_tp.rejection->field, "layout.tp");
+    EXPECT_EQ(bad_tp.rejection->code, "tp_divides_heads");
+
+    const Plan bad_product = plan_of("llama3-8b", "dgx-h100", 64, layout(8, 1, 4, 64));
+    ASSERT_TRUE(bad_product.rejection);
+    EXPECT_EQ(bad_product.rejection->code, "degrees_product");
+
+    Layout l = layout(1, 1, 8, 8);
+    l.ep = 2;  // dense model
+    EXPECT_EQ(plan_of("llama3-8b", "dgx-h100", 8, l).rejection->code, "ep_dense");
+
+    Layout few = layout(1, 4, 2, 4);  // m = 4 / 2 = 2 < pp for interleaved
+    few.vpp = 2;
+    few.schedule = Schedule::interleaved;
+    EXPECT_EQ(plan_of("llama3-8b", "dgx-h100", 8, few).rejection->code, "too_few_micro_batches");
+}
+
+TEST(Plan, DoesNotFitIsAResultNotARejection) {
+    const Plan p = plan_of("llama3-405b", "dgx-h100", 8, layout(8, 1, 1, 8));
+    ASSERT_FALSE(p.rejection);
+    EXPECT_FALSE(p.memory_fits);
+    EXPECT_FALSE(p.feasible());
+    EXPECT_GT(p.memory.total_bytes(), p.capacity_bytes);
+}
+
+TEST(Plan, Fp8IsFasterThanBf16OnHopper) {
+    Layout l = layout(8, 1, 8, 64);
+    const Plan bf16 = plan_of("llama3-70b", "dgx-h100", 64, l);
+    l.precision = Precision::fp8;
+    const Plan fp8 = plan_of("llama3-70b", "dgx-h100", 64, l);
+    EXPECT_LT(fp8.time.step_s, bf16.time.step_s);
+    EXPECT_GT(fp8.time.step_s, bf16.time.step_s / 2);  // not all of a step is fp8 GEMMs
+}
+
+TEST(Plan, MoeExpertParallelSendsAllToAll) {
+    Layout l = layout(1, 1, 64, 256);
+    l.ep = 8;
+    const Plan p = plan_of("mixtral-8x7b", "dgx-h100", 64, l);
+    ASSERT_FALSE(p.rejection);
+    const CommTerm* ep = find(p, Axis::ep);
+    ASSERT_NE(ep, nullptr);
+    EXPECT_STREQ(ep->collective, "all-to-all");
+    EXPECT_EQ(ep->calls_per_step, 4 * 32 * 4);  // 4 per MoE layer · 32 layers · 4 micro-batches
+    EXPECT_NE(find(p, Axis::edp), nullptr);     // expert gradients over the expert-data-parallel group
+}
+
+TEST(Plan, InterleavingShrinksTheBubble) {
+    Layout l = layout(8, 8, 8, 64, 8192);
+    const Plan flat = plan_of("llama3-70b", "dgx-h100", 512, l);
+    l.vpp = 2;
+    l.schedule = Schedule::interleaved;
+    const Plan inter = plan_of("llama3-70b", "dgx-h100", 512, l);
+    ASSERT_FALSE(inter.rejection);
+    EXPECT_NEAR(inter.time.bubble_s, flat.time.bubble_s / 2, flat.time.bubble_s * 0.02);
+    // The closed form for uniform stages: (pp − 1)·(F + B), here m = 64/8 = 8 micro-batches.
+    const StageTimes& s = flat.stages[1].times;
+    EXPECT_NEAR(flat.time.bubble_s, 7 * s.total(), 0.1 * flat.time.bubble_s);
+}
+
+TEST(Plan, HugeClustersAndModelsStayFinite) {
+    // 10^6 GPUs and a 10^13-parameter model: no overflow, no NaN.
+    ModelSpec m = preset_model("llama3-405b");
+    m.name = "ten-trillion";
+    m.layers = 640;
+    m.hidden = 36864;
+    m.heads = 288;
+    m.kv_heads = 8;
+    m.ffn_hidden = 147456;
+    m.head_dim = 128;
+    ASSERT_GT(double(model_params_total(m)), 1e13);
+    ClusterSpec c = preset_cluster("nvl72");
+    c.gpus = 1'048'576;
+    Layout l = layout(8, 64, 2048, 65536, 8192);
+    const Plan p = evaluate(m, c, l);
+    ASSERT_FALSE(p.rejection);
+    for (double v : {p.time.step_s, p.memory.total_bytes(), p.throughput.mfu, p.throughput.tokens_per_s})
+        EXPECT_TRUE(std::isfinite(v) && v > 0);
+}
