@@ -17,5 +17,7 @@ struct Command {
 
 Run setup_plan(CLI::App& cmd);
 Run setup_presets(CLI::App& cmd);
+Run setup_validate(CLI::App& cmd);
+Run setup_calibrate(CLI::App& cmd);
 
 }  // namespace shardplan::app

@@ -11,6 +11,9 @@ namespace {
 const shardplan::app::Command kCommands[] = {
     {"plan", "Memory, communication and time of one layout (the default scenario without flags)",
      shardplan::app::setup_plan},
+    {"validate", "Predict published runs and compare with what they measured", shardplan::app::setup_validate},
+    {"calibrate", "Fit the efficiency constants to your measured runs; write a cluster profile",
+     shardplan::app::setup_calibrate},
     {"presets", "List the built-in models, GPUs and clusters", shardplan::app::setup_presets},
 };
 

@@ -61,6 +61,7 @@ Fabric make_fabric(const ClusterSpec& c) {
     f.up_latency_s = c.gpu.scale_up_latency_s;
     f.out_latency_s = c.gpu.scale_out_latency_s;
     f.in_switch = c.gpu.in_switch_reduction;
+    f.a2a = c.gpu.eff.a2a;
     return f;
 }
 
@@ -77,8 +78,13 @@ const char* collective_name(Collective c) {
     return "?";
 }
 
-CollectiveCost collective_time(Collective c, double S, int64_t n, int64_t per_domain, const Fabric& f) {
+CollectiveCost collective_time(Collective c, double S, int64_t n, int64_t per_domain, const Fabric& fabric) {
     if (n <= 1 || S <= 0) return {0.0, Tier::scale_up, "none"};
+    Fabric f = fabric;
+    if (c == Collective::all_to_all) {  // many small flows: a lower share of either tier's bandwidth
+        f.up_Bps *= fabric.a2a;
+        f.out_Bps *= fabric.a2a;
+    }
     const int64_t G = std::clamp<int64_t>(per_domain, 1, n);
     if (G == n) {  // the whole group is inside one scale-up domain
         CollectiveCost best = flat(c, S, n, f.up_Bps, f.up_latency_s, Tier::scale_up);

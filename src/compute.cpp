@@ -21,11 +21,13 @@ struct Gemms {
     double time_s = 0;
 };
 
-void add_gemm(Gemms& g, const ClusterSpec& c, Precision p, double M, double N, double K, double count = 1) {
+// `scale` < 1 for GEMMs that run below a dense GEMM of the same shape (grouped expert GEMMs).
+void add_gemm(Gemms& g, const ClusterSpec& c, Precision p, double M, double N, double K, double count = 1,
+              double scale = 1.0) {
     if (M <= 0 || N <= 0 || K <= 0 || count <= 0) return;
     const double flops = 2.0 * M * N * K * count;
     g.flops += flops;
-    g.time_s += flops / (c.gpu.peak_flops(p) * gemm_efficiency(c.gpu.eff, p, M, N, K));
+    g.time_s += flops / (c.gpu.peak_flops(p) * gemm_efficiency(c.gpu.eff, p, M, N, K) * scale);
 }
 
 double mlp_width(const ModelSpec& m, double ffn) { return m.mlp == MlpKind::swiglu ? 2.0 * ffn : ffn; }
@@ -94,8 +96,8 @@ LayerWork layer_work(const ModelSpec& m, const ClusterSpec& c, const Layout& l, 
         const double assign = T * static_cast<double>(e.top_k) * etp / tp;
         const double local_experts = static_cast<double>(e.experts / l.ep);
         const double per_expert = assign / local_experts;
-        add_gemm(g, c, p, per_expert, mlp_width(m, fe) / etp, h, local_experts);
-        add_gemm(g, c, p, per_expert, h, fe / etp, local_experts);
+        add_gemm(g, c, p, per_expert, mlp_width(m, fe) / etp, h, local_experts, c.gpu.eff.moe);
+        add_gemm(g, c, p, per_expert, h, fe / etp, local_experts, c.gpu.eff.moe);
         act_fn_elems += assign * fe / etp * (m.mlp == MlpKind::swiglu ? 3.0 : 2.0);
         act_elems += 4.0 * assign * h;  // permute and un-permute tokens around the experts
     } else {
@@ -110,7 +112,6 @@ LayerWork layer_work(const ModelSpec& m, const ClusterSpec& c, const Layout& l, 
 
     const double hbm = c.gpu.hbm_Bps * c.gpu.eff.hbm;
     const double elem_s = (act_elems + act_fn_elems) * kElemBytes / hbm;
-    const double act_fn_s = act_fn_elems * kElemBytes / hbm;
     const double overhead = c.gpu.eff.layer_overhead_s;
 
     LayerWork w;
@@ -125,8 +126,8 @@ LayerWork layer_work(const ModelSpec& m, const ClusterSpec& c, const Layout& l, 
             w.recompute_s = w.fwd_s;
             w.recompute_flops = g.flops + attn_flops;
             break;
-        case Recompute::selective:
-            w.recompute_s = attn_fwd_s + act_fn_s;
+        case Recompute::selective:  // attention core and every element-wise op (memory.cpp keeps GEMM outputs)
+            w.recompute_s = attn_fwd_s + elem_s;
             w.recompute_flops = attn_flops;
             break;
         case Recompute::none: break;

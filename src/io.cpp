@@ -179,18 +179,20 @@ ModelSpec model_from_json(const json& j, const std::string& path) {
 
 Efficiency efficiency_from_json(const json& j, Efficiency e, const std::string& path) {
     Reader r(j, path);
-    r.only({"gemm_16", "gemm_8", "gemm_4", "gemm_half_dim", "attn", "attn_half_seq", "hbm", "scale_up_bw",
-            "scale_out_bw", "overlap_dp", "overlap_tp", "overlap_cp", "overlap_ep", "layer_overhead_us",
+    r.only({"gemm_16", "gemm_8", "gemm_4", "gemm_half_dim", "moe", "attn", "attn_half_seq", "hbm", "scale_up_bw",
+            "scale_out_bw", "a2a", "overlap_dp", "overlap_tp", "overlap_cp", "overlap_ep", "layer_overhead_us",
             "reserve_gb", "fragmentation"});
     e.gemm_16 = r.number("gemm_16", e.gemm_16);
     e.gemm_8 = r.number("gemm_8", e.gemm_8);
     e.gemm_4 = r.number("gemm_4", e.gemm_4);
     e.gemm_half_dim = r.number("gemm_half_dim", e.gemm_half_dim);
+    e.moe = r.number("moe", e.moe);
     e.attn = r.number("attn", e.attn);
     e.attn_half_seq = r.number("attn_half_seq", e.attn_half_seq);
     e.hbm = r.number("hbm", e.hbm);
     e.scale_up_bw = r.number("scale_up_bw", e.scale_up_bw);
     e.scale_out_bw = r.number("scale_out_bw", e.scale_out_bw);
+    e.a2a = r.number("a2a", e.a2a);
     e.overlap_dp = r.number("overlap_dp", e.overlap_dp);
     e.overlap_tp = r.number("overlap_tp", e.overlap_tp);
     e.overlap_cp = r.number("overlap_cp", e.overlap_cp);
@@ -204,7 +206,8 @@ Efficiency efficiency_from_json(const json& j, Efficiency e, const std::string& 
 ClusterSpec cluster_from_json(const json& j, const std::string& path) {
     if (j.is_string()) return preset_cluster(j.get<std::string>(), path);
     Reader r(j, path);
-    r.only({"name", "preset", "gpu", "gpus", "gpus_per_node", "scale_up_domain", "interconnect_note", "efficiency"});
+    r.only({"name", "preset", "gpu", "gpus", "gpus_per_node", "scale_up_domain", "interconnect_note", "efficiency",
+            "calibration"});
     ClusterSpec c = r.has("preset") ? preset_cluster(r.string("preset", ""), r.at("preset")) : ClusterSpec{};
     const bool base = r.has("preset");
     c.name = r.string("name", base ? c.name : "custom");
@@ -318,7 +321,32 @@ Case case_from_json(const json& j, const std::string& path) {
     c.cluster = cluster_from_json(r.raw("cluster"), sub("cluster"));
     c.layout = layout_from_json(r.raw("layout"), sub("layout"));
     if (r.has("measured")) c.measured = measured_from_json(r.raw("measured"), sub("measured"));
+    if (r.has("derived")) {
+        const json& d = r.raw("derived");
+        if (!d.is_array()) throw ConfigError(sub("derived"), "an array of strings");
+        for (const json& e : d) {
+            if (!e.is_string()) throw ConfigError(sub("derived"), "an array of strings");
+            const std::string text = e.get<std::string>();
+            if (text.find("[assumed]") == std::string::npos) continue;
+            // "layout.seq_len,layout.recompute: [assumed] ..." names the assumed fields before the colon.
+            std::stringstream fields(text.substr(0, text.find(':')));
+            for (std::string f; std::getline(fields, f, ',');) {
+                f.erase(0, f.find_first_not_of(' '));
+                f.erase(f.find_last_not_of(' ') + 1);
+                if (!f.empty()) c.assumed.push_back(f);
+            }
+        }
+    }
     return c;
+}
+
+bool Case::is_assumed(const std::string& field) const {
+    for (const std::string& f : assumed) {
+        if (f == field) return true;
+        // "layout.*" covers every layout field
+        if (f.size() > 2 && f.ends_with(".*") && field.starts_with(f.substr(0, f.size() - 1))) return true;
+    }
+    return false;
 }
 
 json to_json(const ModelSpec& m) {
@@ -342,8 +370,8 @@ json to_json(const ModelSpec& m) {
 
 json to_json(const Efficiency& e) {
     return {{"gemm_16", e.gemm_16}, {"gemm_8", e.gemm_8}, {"gemm_4", e.gemm_4}, {"gemm_half_dim", e.gemm_half_dim},
-            {"attn", e.attn}, {"attn_half_seq", e.attn_half_seq}, {"hbm", e.hbm}, {"scale_up_bw", e.scale_up_bw},
-            {"scale_out_bw", e.scale_out_bw}, {"overlap_dp", e.overlap_dp}, {"overlap_tp", e.overlap_tp},
+            {"moe", e.moe}, {"attn", e.attn}, {"attn_half_seq", e.attn_half_seq}, {"hbm", e.hbm}, {"scale_up_bw", e.scale_up_bw},
+            {"scale_out_bw", e.scale_out_bw}, {"a2a", e.a2a}, {"overlap_dp", e.overlap_dp}, {"overlap_tp", e.overlap_tp},
             {"overlap_cp", e.overlap_cp}, {"overlap_ep", e.overlap_ep}, {"layer_overhead_us", e.layer_overhead_s * 1e6},
             {"reserve_gb", e.reserve_bytes / 1e9}, {"fragmentation", e.fragmentation}};
 }

@@ -124,9 +124,11 @@ std::optional<LayoutProblem> check_layout(const ModelSpec& m, const ClusterSpec&
     }
     if (m.ffn_hidden % l.tp != 0)
         return problem("tp_divides_ffn", "layout.tp", fmt::format("a divisor of ffn_hidden ({}), got {}", m.ffn_hidden, l.tp));
-    if (l.pp * l.vpp > m.layers)
+    // The embedding and the loss may each take a pipeline slot of their own (Megatron's
+    // account_for_embedding/loss_in_pipeline_split): 126 layers fill 16 × 8 = 128 chunks.
+    if (l.pp * l.vpp > m.layers + 2)
         return problem("pp_exceeds_layers", "layout.pp",
-                       fmt::format("pp·vpp at most layers ({}), got {}·{}", m.layers, l.pp, l.vpp));
+                       fmt::format("pp·vpp at most layers + 2 ({}), got {}·{}", m.layers + 2, l.pp, l.vpp));
     if (l.vpp > 1 && l.schedule != Schedule::interleaved)
         return problem("vpp_needs_interleaved", "layout.vpp",
                        fmt::format("1 unless schedule is interleaved, got {} with {}", l.vpp, enum_name(l.schedule)));

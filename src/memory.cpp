@@ -45,15 +45,15 @@ ActParts layer_activations(const ModelSpec& m, const Layout& l, bool moe_layer) 
     // Inputs of the two norms, of the QKV projection and of the first MLP GEMM: T·h each, ÷ tp under SP.
     double full = 4.0 * kElem * T * h / sp;
     // Flash attention keeps Q, K, V and its output O (+ fp32 log-sum-exp per head); no s×s scores.
-    double attn_out = kElem * T * (m.attention == AttentionKind::mla ? vw : qw) / tp;
+    const double attn_out = kElem * T * (m.attention == AttentionKind::mla ? vw : qw) / tp;
     full += kElem * T * (qw + kw + vw) / tp + attn_out + 4.0 * T * static_cast<double>(m.heads) / tp;
     if (m.attention == AttentionKind::mla && m.mla)  // the compressed q and kv latents feed the up-projections
         full += kElem * T * static_cast<double>(m.mla->q_lora_rank + m.mla->kv_lora_rank + m.mla->qk_rope_head_dim);
     // MLP: first GEMM output (gate and up for SwiGLU) and the activation output feeding the second GEMM.
-    double act_out = 0;
+    double kept_mlp = 0;  // what selective recomputation keeps of the MLP: first GEMM output(s), expert inputs
     auto mlp = [&](double tokens, double ffn_local, double extra_in) {
         full += kElem * tokens * (gated * ffn_local + ffn_local) + extra_in;
-        act_out += kElem * tokens * ffn_local;
+        kept_mlp += kElem * tokens * gated * ffn_local + extra_in;
     };
     if (moe_layer && m.moe) {
         const MoeSpec& e = *m.moe;
@@ -70,16 +70,20 @@ ActParts layer_activations(const ModelSpec& m, const Layout& l, bool moe_layer) 
     a.full = full;
     switch (l.recompute) {
         case Recompute::none: a.kept = full; break;
-        // Selective: the attention output and the activation-function output are recomputed from
-        // tensors that stay stored (Korthikanti §4.2, generalised to flash attention).
-        case Recompute::selective: a.kept = full - attn_out - act_out; break;
+        // Selective: keep the GEMM outputs, recompute what is cheap to replay: norms, rotary embedding,
+        // the activation function and the attention core (from the stored Q, K, V). Stored: the layer
+        // input, Q/K/V, the residual after attention, the first MLP GEMM's output(s) (docs/model.md §2.3).
+        case Recompute::selective:
+            a.kept = 2.0 * kElem * T * h / sp + kElem * T * (qw + kw + vw) / tp + kept_mlp;
+            break;
         // Full: only the layer input survives the forward (Korthikanti Table 2: 2·s·b·h, ÷ tp with SP).
         case Recompute::full: a.kept = kElem * T * h / sp; break;
     }
     return a;
 }
 
-// Final norm input, LM-head input and the fp32 logits the loss keeps (Megatron: 4·s·b·h·(1 + V/h)/t).
+// Final norm input, LM-head input and the fp32 logits the loss keeps for its backward
+// (Megatron theoretical_memory_usage.py: 4·s·b·h·(1 + V/h)/t; fused cross-entropy frees the bf16 copy).
 double head_activations(const ModelSpec& m, const Layout& l) {
     const double tp = static_cast<double>(l.tp);
     const double T = static_cast<double>(l.micro_batch) * static_cast<double>(l.seq_len) / static_cast<double>(l.cp);
@@ -151,8 +155,15 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const ClusterSpec& c, const Lay
     mem.activations_bytes = act * (1.0 + c.gpu.eff.fragmentation);
 
     double other = c.gpu.eff.reserve_bytes;
-    other += low_precision_copy_bytes(l.precision) * (p.total() - p.embedding);  // embeddings stay bf16
-    if (l.zero >= 3) {
+    // Low-precision weight copies (FP8 transpose caches) exist for the weights this GPU holds; the
+    // embeddings stay bf16. Under ZeRO-3 only the shard is held between uses.
+    const double held = p.total() - p.embedding;
+    other += low_precision_copy_bytes(l.precision) * (l.zero >= 3 ? held / dense_shard : held);
+    if (l.zero >= 3 && l.pp > 1) {
+        // FSDP under pipeline parallelism keeps the stage's parameters gathered across its micro-batches
+        // and accumulates unsharded gradients (torchtitan: reshard_after_forward off with PP).
+        other += p.total() * (kWeightBytes + grad_bytes(l.grad_dtype));
+    } else if (l.zero >= 3) {
         // FSDP keeps the current and the prefetched layer gathered, plus one layer of unsharded gradients.
         other += p.largest_layer * (2.0 * kWeightBytes + grad_bytes(l.grad_dtype));
     }

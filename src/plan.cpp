@@ -171,6 +171,12 @@ Plan evaluate(const ModelSpec& m, const ClusterSpec& c, const Layout& l) {
             t.collective = "reduce-scatter + all-gather";
             t.bytes_per_step = red.wire_bytes + gat.wire_bytes;
             t.time_s = red.time_s + gat.time_s;
+        } else if (l.pp > 1) {
+            // FSDP under PP gathers each stage once per step and reduce-scatters its accumulated gradients once.
+            t = term(Axis::dp, red, g, 2, std::max(0.0, red.time_s - bwd_window) + std::max(0.0, gat.time_s - fwd_window));
+            t.collective = "all-gather + reduce-scatter (FSDP, once per step)";
+            t.bytes_per_step = red.wire_bytes + gat.wire_bytes;
+            t.time_s = red.time_s + gat.time_s;
         } else {
             const double per_mb = std::max(0.0, gat.time_s - fwd_window) + std::max(0.0, gat.time_s + red.time_s - bwd_window);
             t = term(Axis::dp, red, g, 3 * mb, dm * per_mb);

@@ -88,8 +88,10 @@ constexpr GpuRow kGpus[] = {
     {"a100-40g", "NVIDIA A100 SXM4 40GB", "ampere", 40, 40, 1.555, 312, 0, 0, 300, 25, false, 8, 8, "[S13, S47]"},
     {"a100-80g", "NVIDIA A100 SXM4 80GB", "ampere", 80, 80, 2.039, 312, 0, 0, 300, 25, false, 8, 8, "[S13, S47]"},
     {"h100-sxm", "NVIDIA H100 SXM5 80GB", "hopper", 80, 80, 3.35, 989, 1979, 0, 450, 50, true, 8, 8, "[S10, S14]"},
-    {"h100-sxm-96g", "NVIDIA H100 96GB HBM2e (Grand Teton, 500 W)", "hopper", 96, 96, 2.4, 900, 1800, 0, 450, 50,
-     true, 8, 8, "torchtitan docs/performance.md: 96 GB HBM2e, 2.4 TB/s, 500 W cap; peak assumed between SXM and NVL"},
+    {"h100-sxm-96g", "NVIDIA H100 96GB HBM2e (Grand Teton, 500 W)", "hopper", 96, 96, 2.4, 800, 1600, 0, 450, 50,
+     true, 8, 8,
+     "torchtitan docs/performance.md: 96 GB HBM2e, 2.4 TB/s, 500 W power limit; 'peak between SXM (989) and NVL "
+     "(835)': 800 TF assumed for a 500 W sustained clock"},
     {"h200", "NVIDIA H200 SXM 141GB", "hopper", 141, 141, 4.8, 989, 1979, 0, 450, 50, true, 8, 8, "[S10, S25, S45]"},
     {"h800", "NVIDIA H800 SXM 80GB", "hopper", 80, 80, 3.35, 989, 1979, 0, 200, 50, true, 8, 8, "[S26, S27]"},
     {"b200", "NVIDIA B200 (DGX B200)", "blackwell", 192, 180, 8.0, 2250, 4500, 9000, 900, 50, true, 8, 8,

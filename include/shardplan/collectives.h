@@ -28,6 +28,7 @@ struct Fabric {
     double up_latency_s = 0;  // α per step inside a domain
     double out_latency_s = 0; // α per step across domains
     bool in_switch = false;   // NVLS available inside the domain
+    double a2a = 1.0;         // share of the achieved bandwidth an all-to-all reaches
 };
 
 Fabric make_fabric(const ClusterSpec& c);

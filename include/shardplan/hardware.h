@@ -22,11 +22,13 @@ struct Efficiency {
     double gemm_8 = 0.65;          // large fp8/mxfp8 GEMMs, fraction of the 8-bit dense peak
     double gemm_4 = 0.55;          // large nvfp4 GEMMs, fraction of the 4-bit dense peak
     double gemm_half_dim = 256;    // GEMM dimension at which a GEMM reaches half its large-size efficiency
+    double moe = 0.60;             // routed-expert grouped GEMMs + token dispatch, relative to dense GEMMs
     double attn = 0.55;            // flash attention at long context, fraction of the 16-bit peak
     double attn_half_seq = 1024;   // keys per query row at which attention reaches half of `attn`
     double hbm = 0.80;             // achieved fraction of HBM bandwidth for memory-bound kernels
     double scale_up_bw = 0.80;     // achieved fraction of scale-up link rate (bus bandwidth)
     double scale_out_bw = 0.90;    // achieved fraction of NIC line rate
+    double a2a = 0.60;             // all-to-all reaches this share of the tier's achieved bandwidth (many small flows)
     double overlap_dp = 0.80;      // share of DP traffic that the backward/forward compute can hide
     double overlap_tp = 0.00;      // share of TP traffic hidden (userbuffer overlap); 0 = fully exposed
     double overlap_cp = 0.80;      // share of CP ring traffic hidden under block attention

@@ -8,6 +8,7 @@
 #pragma once
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -33,6 +34,9 @@ struct Case {
     ClusterSpec cluster;
     Layout layout;
     Measured measured;
+    /// Fields the source did not state and the case's author assumed ("derived": ["layout.recompute: [assumed] ..."]).
+    std::vector<std::string> assumed;
+    bool is_assumed(const std::string& field) const;
 };
 
 /// Reads and parses a JSON file; `field` names it in errors ("--case: expected readable JSON ...").

@@ -1,0 +1,105 @@
+// `shardplan calibrate RUNS.json -o profile.json`: fit the efficiency constants to measured runs.
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "commands.h"
+#include "scenario.h"
+#include "shardplan/calibrate.h"
+#include "shardplan/error.h"
+#include "shardplan/presets.h"
+
+namespace shardplan::app {
+
+namespace {
+
+std::string score_line(const char* label, const FitScore& s) {
+    return fmt::format("  {:<10} {:>4} runs: median {:>5.1f} %, p90 {:>5.1f} %, mean signed {:>+6.1f} %, false OOM {}\n",
+                       label, s.throughput.count, 100 * s.throughput.median_abs_error, 100 * s.throughput.p90_abs_error,
+                       100 * s.throughput.mean_signed_error, s.false_oom);
+}
+
+json score_json(const FitScore& s) {
+    return {{"runs", s.throughput.count}, {"median_abs_error", s.throughput.median_abs_error},
+            {"p90_abs_error", s.throughput.p90_abs_error}, {"mean_signed_error", s.throughput.mean_signed_error},
+            {"false_oom", s.false_oom}};
+}
+
+}  // namespace
+
+Run setup_calibrate(CLI::App& cmd) {
+    struct Opts {
+        std::string file, out;
+        int holdout_every = 0;
+        bool per_generation = false, from_generic = false;
+    };
+    auto o = std::make_shared<Opts>();
+    cmd.add_option("RUNS", o->file, "JSON array of your measured runs (case format), all on one GPU kind")->required();
+    cmd.add_option("-o,--output", o->out, "Write the fitted cluster profile here (use it as --cluster FILE)");
+    cmd.add_option("--holdout-every", o->holdout_every,
+                   "Fit on all runs but every N-th and report the error on those held out");
+    cmd.add_flag("--per-generation", o->per_generation,
+                 "Fit each GPU generation separately and print the constants (how the built-in defaults are made)");
+    cmd.add_flag("--from-generic", o->from_generic,
+                 "Start from generic constants instead of the fitted defaults (an honest hold-out test of the fit)");
+    return [o]() {
+        if (o->holdout_every < 0 || o->holdout_every == 1)
+            throw ConfigError("--holdout-every", "0 (no hold-out) or an integer ≥ 2");
+        const CaseList list = read_cases(read_json_file(o->file, "RUNS"), "RUNS");
+        if (!list.unreadable.empty()) throw ConfigError("RUNS", "readable cases; " + list.unreadable.front().second);
+        if (list.cases.empty()) throw ConfigError("RUNS", "at least one run");
+        // Group runs: by generation, or all together (then they must share one GPU).
+        std::map<std::string, std::vector<size_t>> groups;
+        for (size_t i = 0; i < list.cases.size(); ++i) {
+            const Case& c = list.cases[i];
+            if (!o->per_generation && c.cluster.gpu.id != list.cases[0].cluster.gpu.id)
+                throw ConfigError(fmt::format("RUNS[{}].cluster.gpu", i),
+                                  fmt::format("the GPU of the first run ({}) — calibrate one cluster at a time, got {}",
+                                              list.cases[0].cluster.gpu.id, c.cluster.gpu.id));
+            groups[o->per_generation ? c.cluster.gpu.generation : c.cluster.gpu.id].push_back(i);
+        }
+        json profiles = json::object();
+        for (const auto& [key, idx] : groups) {
+            std::vector<Case> fit, held;
+            for (size_t k = 0; k < idx.size(); ++k) {
+                const bool hold = o->holdout_every > 0 && k % static_cast<size_t>(o->holdout_every) == 0;
+                (hold ? held : fit).push_back(list.cases[idx[k]]);
+            }
+            const Efficiency start = o->from_generic ? Efficiency{} : list.cases[idx[0]].cluster.gpu.eff;
+            if (o->from_generic)
+                for (std::vector<Case>* c : {&fit, &held})
+                    for (Case& x : *c) x.cluster.gpu.eff = start;
+            const FitResult r = fit_efficiency(fit, start);
+            std::cout << fmt::format("{} ({} runs fitted{})\n", key, fit.size(),
+                                     held.empty() ? "" : fmt::format(", {} held out", held.size()));
+            std::cout << score_line("before", r.before) << score_line("after", r.after);
+            json cal = {{"fitted_on", score_json(r.after)}, {"before", score_json(r.before)}};
+            if (!held.empty()) {
+                const FitScore hb = score_efficiency(held, start), ha = score_efficiency(held, r.eff);
+                std::cout << score_line("held, before", hb) << score_line("held, after", ha);
+                cal["held_out_before"] = score_json(hb);
+                cal["held_out_after"] = score_json(ha);
+            }
+            ClusterSpec profile = list.cases[idx[0]].cluster;
+            profile.name = "calibrated-" + key;
+            profile.gpu.eff = r.eff;
+            for (size_t i : idx) profile.gpus = std::max(profile.gpus, list.cases[i].cluster.gpus);
+            json j = to_json(profile);
+            j["calibration"] = cal;
+            profiles[key] = j;
+            if (o->per_generation) std::cout << "  efficiency " << to_json(r.eff).dump() << "\n";
+        }
+        if (!o->out.empty()) {
+            std::ofstream f(o->out);
+            if (!f) throw ConfigError("--output", "a writable file path, cannot write \"" + o->out + "\"");
+            f << (o->per_generation ? profiles : profiles.begin().value()).dump(2) << "\n";
+            std::cout << "wrote " << o->out << "\n";
+        }
+        return 0;
+    };
+}
+
+}  // namespace shardplan::app

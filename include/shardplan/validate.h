@@ -1,0 +1,82 @@
+/// Predictions next to published measurements. validate_cases() plans each case from its model,
+/// cluster and layout only (its "measured" part is never read while predicting), then compares
+/// throughput, step time, MFU and memory with what the source measured, and summarises the errors
+/// by source, GPU kind and dense/MoE (docs/validation.md).
+///
+///   auto cases = read_cases(read_json_file("calibration.json", "FILE"));
+///   ValidationReport r = validate_cases(cases);
+///   r.summary.median_abs_error;    // of tokens/s per GPU, relative
+#pragma once
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "shardplan/io.h"
+#include "shardplan/plan.h"
+
+namespace shardplan {
+
+struct CaseResult {
+    std::string id, source, gpu;
+    bool moe = false;
+    std::string error;  // non-empty: the case could not be predicted, and why
+    // Predicted.
+    double tokens_per_s_per_gpu = 0, step_time_s = 0, mfu = 0, memory_bytes = 0;
+    bool fits = false;
+    // Measured (tokens/s per GPU from the source, or from step time and the global batch).
+    std::optional<double> measured_tokens_per_s_per_gpu, measured_step_time_s, measured_mfu, measured_memory_bytes;
+    std::optional<double> throughput_error;  // (predicted − measured) / measured
+    std::optional<double> memory_error;      // same, where memory was measured
+    bool fits_as_given = false;              // with the case's assumed recomputation, before resolving it
+    std::string resolved;                    // "layout.recompute: none → full (...)" when an assumption was resolved
+};
+
+struct ErrorStats {
+    int64_t count = 0;
+    double median_abs_error = 0;
+    double p90_abs_error = 0;
+    double mean_signed_error = 0;
+};
+
+struct ValidationSummary {
+    int64_t cases = 0;
+    int64_t predicted = 0;    // cases with a prediction and a measured throughput
+    int64_t unpredicted = 0;  // cases with an error
+    int64_t false_oom = 0;    // predicted not to fit although the run ran
+    int64_t false_oom_as_given = 0;  // the same with every assumed field taken as written
+    int64_t resolved = 0;     // cases whose assumed recomputation did not fit and was resolved
+    double median_abs_error = 0, p90_abs_error = 0;
+    ErrorStats memory;        // where memory was measured
+    std::map<std::string, ErrorStats> by_source, by_gpu, by_kind;
+};
+
+struct ValidationReport {
+    std::vector<CaseResult> cases;
+    ValidationSummary summary;
+};
+
+/// Reads a JSON array of cases; a case that cannot be read becomes a CaseResult with its error later,
+/// so one bad case never hides the others. Returns the parsed cases and per-index read errors.
+struct CaseList {
+    std::vector<Case> cases;
+    std::vector<std::pair<json, std::string>> unreadable;  // the raw case and why it could not be read
+};
+CaseList read_cases(const json& array, const std::string& field);
+
+/// Plans a case as its run must have been configured: as written, except that an assumed
+/// recomputation that cannot fit is raised to the least that fits (a published run ran).
+/// `resolved`, when given, receives a sentence saying what was changed, or stays empty.
+Plan plan_case(const Case& c, std::string* resolved = nullptr);
+
+CaseResult predict_case(const Case& c);
+ErrorStats error_stats(std::vector<double> abs_errors, const std::vector<double>& signed_errors);
+ValidationReport validate_cases(const CaseList& list);
+
+json validation_to_json(const ValidationReport& r);
+std::string format_validation(const ValidationReport& r, bool per_case);
+
+/// The measured throughput a case states or implies (tokens/s per GPU), if any.
+std::optional<double> measured_throughput(const Case& c);
+
+}  // namespace shardplan

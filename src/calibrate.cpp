@@ -1,0 +1,120 @@
+// Coordinate-descent fit of the efficiency constants (docs/validation.md §Calibration).
+#include "shardplan/calibrate.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "shardplan/plan.h"
+
+namespace shardplan {
+
+const std::vector<FitParam>& fit_params() {
+    static const std::vector<FitParam> v = {
+        {"gemm_16", &Efficiency::gemm_16, 0.30, 0.95},
+        {"gemm_8", &Efficiency::gemm_8, 0.20, 0.90},
+        {"gemm_4", &Efficiency::gemm_4, 0.15, 0.90},
+        {"gemm_half_dim", &Efficiency::gemm_half_dim, 16, 2048},
+        {"moe", &Efficiency::moe, 0.10, 1.0},
+        {"attn", &Efficiency::attn, 0.10, 0.90},
+        {"attn_half_seq", &Efficiency::attn_half_seq, 0, 16384},
+        {"scale_out_bw", &Efficiency::scale_out_bw, 0.30, 1.0},
+        {"overlap_dp", &Efficiency::overlap_dp, 0.0, 1.0},
+        {"overlap_tp", &Efficiency::overlap_tp, 0.0, 0.9},
+        {"a2a", &Efficiency::a2a, 0.1, 1.0},
+        {"overlap_ep", &Efficiency::overlap_ep, 0.0, 0.9},
+        {"layer_overhead_s", &Efficiency::layer_overhead_s, 0.0, 2e-3},
+        {"reserve_bytes", &Efficiency::reserve_bytes, 0.5e9, 12e9},
+        {"fragmentation", &Efficiency::fragmentation, 0.0, 0.3},
+    };
+    return v;
+}
+
+namespace {
+
+struct Eval {
+    double loss = 0;  // mean |log(pred/meas)| + penalties
+    FitScore score;
+};
+
+Eval evaluate_all(const std::vector<Case>& cases, const Efficiency& eff, const Efficiency& start, double prior,
+                  const std::vector<FitParam>& params) {
+    Eval out;
+    std::vector<double> abs_err, sgn_err;
+    double log_sum = 0;
+    int64_t n = 0;
+    for (const Case& c : cases) {
+        Case with = c;
+        with.cluster.gpu.eff = eff;
+        const Plan p = plan_case(with);
+        if (p.rejection) continue;
+        ++out.score.runs;
+        if (!p.memory_fits) ++out.score.false_oom;
+        const auto meas = measured_throughput(c);
+        if (!meas) continue;
+        const double pred = p.throughput.tokens_per_s_per_gpu;
+        const double e = (pred - *meas) / *meas;
+        abs_err.push_back(std::fabs(e));
+        sgn_err.push_back(e);
+        // |log error|, plus a hinge on errors beyond ~20 % so the fit also pulls in the tail (the p90).
+        const double le = std::fabs(std::log(pred / *meas));
+        log_sum += le + std::max(0.0, le - 0.18);
+        ++n;
+    }
+    out.score.throughput = error_stats(abs_err, sgn_err);
+    const double runs = std::max<double>(1.0, double(out.score.runs));
+    out.loss = (n > 0 ? log_sum / double(n) : 0.0) + 0.5 * double(out.score.false_oom) / runs;
+    for (const FitParam& f : params) {
+        const double range = f.hi - f.lo;
+        const double d = (eff.*(f.field) - start.*(f.field)) / range;
+        out.loss += prior * d * d;
+    }
+    return out;
+}
+
+}  // namespace
+
+FitScore score_efficiency(const std::vector<Case>& cases, const Efficiency& eff) {
+    return evaluate_all(cases, eff, eff, 0.0, {}).score;
+}
+
+FitResult fit_efficiency(const std::vector<Case>& cases, const Efficiency& start, double prior_weight,
+                         const std::vector<FitParam>& params) {
+    FitResult r;
+    r.before = score_efficiency(cases, start);
+    Efficiency eff = start;
+    double best = evaluate_all(cases, eff, start, prior_weight, params).loss;
+    constexpr double kGolden = 0.6180339887498949;
+    // Sweeps until a whole sweep improves the loss by less than 1e-7 (at most 12).
+    for (int sweep = 0; sweep < 12; ++sweep) {
+        const double sweep_start = best;
+        for (const FitParam& f : params) {
+            // Golden-section search of this constant on its range, others held; keep only improvements.
+            double a = f.lo, b = f.hi;
+            auto at = [&](double x) {
+                Efficiency e = eff;
+                e.*(f.field) = x;
+                return evaluate_all(cases, e, start, prior_weight, params).loss;
+            };
+            double x1 = b - kGolden * (b - a), x2 = a + kGolden * (b - a);
+            double f1 = at(x1), f2 = at(x2);
+            for (int it = 0; it < 18; ++it) {
+                if (f1 < f2) {
+                    b = x2; x2 = x1; f2 = f1; x1 = b - kGolden * (b - a); f1 = at(x1);
+                } else {
+                    a = x1; x1 = x2; f1 = f2; x2 = a + kGolden * (b - a); f2 = at(x2);
+                }
+            }
+            const double x = f1 < f2 ? x1 : x2, fx = std::min(f1, f2);
+            if (fx < best - 1e-12) {
+                best = fx;
+                eff.*(f.field) = x;
+            }
+        }
+        if (sweep_start - best < 1e-7) break;
+    }
+    r.eff = eff;
+    r.after = score_efficiency(cases, eff);
+    return r;
+}
+
+}  // namespace shardplan

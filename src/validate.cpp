@@ -1,0 +1,234 @@
+// Validation against published runs (docs/validation.md).
+#include "shardplan/validate.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "shardplan/error.h"
+#include "shardplan/plan.h"
+
+namespace shardplan {
+
+CaseList read_cases(const json& array, const std::string& field) {
+    if (!array.is_array()) throw ConfigError(field, "a JSON array of cases");
+    CaseList out;
+    for (size_t i = 0; i < array.size(); ++i) {
+        try {
+            out.cases.push_back(case_from_json(array[i], fmt::format("[{}]", i)));
+        } catch (const ConfigError& e) {
+            out.unreadable.emplace_back(array[i], e.what());
+        }
+    }
+    return out;
+}
+
+std::optional<double> measured_throughput(const Case& c) {
+    const Measured& m = c.measured;
+    if (m.tokens_per_s_per_gpu && *m.tokens_per_s_per_gpu > 0) return *m.tokens_per_s_per_gpu;
+    if (m.step_time_s && *m.step_time_s > 0 && c.cluster.gpus > 0)
+        return double(global_batch(c.layout)) * double(c.layout.seq_len) / (*m.step_time_s * double(c.cluster.gpus));
+    return std::nullopt;
+}
+
+Plan plan_case(const Case& c, std::string* resolved) {
+    Plan p = evaluate(c.model, c.cluster, c.layout);
+    if (p.rejection || p.memory_fits || !c.is_assumed("layout.recompute")) return p;
+    for (Recompute rc : {Recompute::selective, Recompute::full}) {
+        if (rc <= c.layout.recompute) continue;
+        Layout l = c.layout;
+        l.recompute = rc;
+        Plan q = evaluate(c.model, c.cluster, l);
+        if (q.rejection || (!q.memory_fits && rc != Recompute::full)) continue;
+        if (resolved)
+            *resolved = fmt::format("layout.recompute: {} → {} (the assumed value does not fit{})",
+                                    enum_name(c.layout.recompute), enum_name(rc), q.memory_fits ? "" : "; neither does this");
+        return q;
+    }
+    return p;
+}
+
+CaseResult predict_case(const Case& c) {
+    CaseResult r;
+    r.id = c.id;
+    r.source = c.source;
+    r.gpu = c.cluster.gpu.id;
+    r.moe = c.model.moe.has_value();
+    // Everything predicted comes from model, cluster and layout; the measured part is read after.
+    {
+        const Plan as_given = evaluate(c.model, c.cluster, c.layout);
+        r.fits_as_given = !as_given.rejection && as_given.memory_fits;
+    }
+    const Plan p = plan_case(c, &r.resolved);
+    if (p.rejection) {
+        r.error = p.rejection->field + ": expected " + p.rejection->expected;
+    } else {
+        r.tokens_per_s_per_gpu = p.throughput.tokens_per_s_per_gpu;
+        r.step_time_s = p.time.step_s;
+        r.mfu = p.throughput.mfu;
+        r.memory_bytes = p.memory.total_bytes();
+        r.fits = p.memory_fits;
+    }
+    r.measured_tokens_per_s_per_gpu = measured_throughput(c);
+    r.measured_step_time_s = c.measured.step_time_s;
+    if (c.measured.mfu_pct) r.measured_mfu = *c.measured.mfu_pct / 100.0;
+    if (c.measured.memory_gb_per_gpu) r.measured_memory_bytes = *c.measured.memory_gb_per_gpu * 1e9;
+    if (r.error.empty() && r.measured_tokens_per_s_per_gpu)
+        r.throughput_error = (r.tokens_per_s_per_gpu - *r.measured_tokens_per_s_per_gpu) / *r.measured_tokens_per_s_per_gpu;
+    if (r.error.empty() && r.measured_memory_bytes && *r.measured_memory_bytes > 0)
+        r.memory_error = (r.memory_bytes - *r.measured_memory_bytes) / *r.measured_memory_bytes;
+    if (r.error.empty() && !r.measured_tokens_per_s_per_gpu) r.error = "no measured throughput to compare with";
+    return r;
+}
+
+namespace {
+double quantile(std::vector<double> v, double q) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    const double pos = q * double(v.size() - 1);
+    const size_t lo = static_cast<size_t>(std::floor(pos)), hi = static_cast<size_t>(std::ceil(pos));
+    return v[lo] + (v[hi] - v[lo]) * (pos - double(lo));
+}
+}  // namespace
+
+ErrorStats error_stats(std::vector<double> abs_errors, const std::vector<double>& signed_errors) {
+    ErrorStats s;
+    s.count = static_cast<int64_t>(abs_errors.size());
+    s.median_abs_error = quantile(abs_errors, 0.5);
+    s.p90_abs_error = quantile(abs_errors, 0.9);
+    double sum = 0;
+    for (double e : signed_errors) sum += e;
+    s.mean_signed_error = signed_errors.empty() ? 0 : sum / double(signed_errors.size());
+    return s;
+}
+
+ValidationReport validate_cases(const CaseList& list) {
+    ValidationReport rep;
+    for (const Case& c : list.cases) rep.cases.push_back(predict_case(c));
+    for (const auto& [raw, why] : list.unreadable) {
+        CaseResult r;
+        r.id = raw.is_object() && raw.contains("id") && raw["id"].is_string() ? raw["id"].get<std::string>() : "?";
+        r.source = raw.is_object() && raw.contains("source") && raw["source"].is_string() ? raw["source"].get<std::string>() : "";
+        r.error = why;
+        rep.cases.push_back(r);
+    }
+    ValidationSummary& s = rep.summary;
+    s.cases = static_cast<int64_t>(rep.cases.size());
+    struct Acc { std::vector<double> abs, sgn; };
+    std::map<std::string, Acc> src, gpu, kind;
+    Acc all, mem;
+    for (const CaseResult& r : rep.cases) {
+        if (!r.error.empty()) {
+            ++s.unpredicted;
+            continue;
+        }
+        if (!r.fits) ++s.false_oom;  // every published run ran
+        if (!r.fits_as_given) ++s.false_oom_as_given;
+        if (!r.resolved.empty()) ++s.resolved;
+        if (r.memory_error) {
+            mem.abs.push_back(std::fabs(*r.memory_error));
+            mem.sgn.push_back(*r.memory_error);
+        }
+        if (!r.throughput_error) continue;
+        ++s.predicted;
+        const double e = *r.throughput_error;
+        for (Acc* a : {&all, &src[r.source], &gpu[r.gpu], &kind[r.moe ? "moe" : "dense"]}) {
+            a->abs.push_back(std::fabs(e));
+            a->sgn.push_back(e);
+        }
+    }
+    const ErrorStats total = error_stats(all.abs, all.sgn);
+    s.median_abs_error = total.median_abs_error;
+    s.p90_abs_error = total.p90_abs_error;
+    s.memory = error_stats(mem.abs, mem.sgn);
+    for (auto& [k, a] : src) s.by_source[k] = error_stats(a.abs, a.sgn);
+    for (auto& [k, a] : gpu) s.by_gpu[k] = error_stats(a.abs, a.sgn);
+    for (auto& [k, a] : kind) s.by_kind[k] = error_stats(a.abs, a.sgn);
+    return rep;
+}
+
+namespace {
+json opt(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+json stats_json(const ErrorStats& s) {
+    return {{"count", s.count}, {"median_abs_error", s.median_abs_error}, {"p90_abs_error", s.p90_abs_error},
+            {"mean_signed_error", s.mean_signed_error}};
+}
+}  // namespace
+
+json validation_to_json(const ValidationReport& r) {
+    json cases = json::array();
+    for (const CaseResult& c : r.cases) {
+        json j = {{"id", c.id}, {"source", c.source}, {"gpu", c.gpu}, {"kind", c.moe ? "moe" : "dense"}};
+        if (c.error.empty() || c.error == "no measured throughput to compare with") {
+            j["predicted"] = {{"tokens_per_s_per_gpu", c.tokens_per_s_per_gpu}, {"step_time_s", c.step_time_s},
+                              {"mfu", c.mfu}, {"memory_bytes", c.memory_bytes}, {"fits", c.fits}};
+        } else {
+            j["predicted"] = nullptr;
+        }
+        j["measured"] = {{"tokens_per_s_per_gpu", opt(c.measured_tokens_per_s_per_gpu)},
+                         {"step_time_s", opt(c.measured_step_time_s)}, {"mfu", opt(c.measured_mfu)},
+                         {"memory_bytes", opt(c.measured_memory_bytes)}};
+        j["throughput_error"] = opt(c.throughput_error);
+        j["memory_error"] = opt(c.memory_error);
+        j["error"] = c.error.empty() ? json(nullptr) : json(c.error);
+        j["resolved"] = c.resolved.empty() ? json(nullptr) : json(c.resolved);
+        cases.push_back(j);
+    }
+    const ValidationSummary& s = r.summary;
+    json by = {{"source", json::object()}, {"gpu", json::object()}, {"kind", json::object()}};
+    for (const auto& [k, v] : s.by_source) by["source"][k] = stats_json(v);
+    for (const auto& [k, v] : s.by_gpu) by["gpu"][k] = stats_json(v);
+    for (const auto& [k, v] : s.by_kind) by["kind"][k] = stats_json(v);
+    return {{"cases", cases},
+            {"summary",
+             {{"cases", s.cases}, {"predicted", s.predicted}, {"unpredicted", s.unpredicted},
+              {"median_abs_error", s.median_abs_error}, {"p90_abs_error", s.p90_abs_error},
+              {"false_oom", s.false_oom},
+              {"false_oom_fraction", s.cases > 0 ? double(s.false_oom) / double(s.cases) : 0.0},
+              {"false_oom_as_given", s.false_oom_as_given}, {"resolved_recompute", s.resolved},
+              {"memory", stats_json(s.memory)}, {"by", by}}}};
+}
+
+std::string format_validation(const ValidationReport& r, bool per_case) {
+    std::string out;
+    if (per_case) {
+        out += fmt::format("{:<58} {:>10} {:>10} {:>8} {:>7} {:>8}  {}\n", "case", "predicted", "measured", "error", "MFU",
+                           "mem GB", "fits");
+        for (const CaseResult& c : r.cases) {
+            if (!c.error.empty()) {
+                out += fmt::format("{:<58} cannot predict: {}\n", c.id.substr(0, 58), c.error);
+                continue;
+            }
+            out += fmt::format("{:<58} {:>10.0f} {:>10.0f} {:>+7.1f}% {:>6.1f}% {:>8.1f}  {}\n", c.id.substr(0, 58),
+                               c.tokens_per_s_per_gpu, c.measured_tokens_per_s_per_gpu.value_or(0),
+                               100 * c.throughput_error.value_or(0), 100 * c.mfu, c.memory_bytes / 1e9,
+                               c.fits ? "yes" : "NO (false OOM)");
+        }
+        out += "\n";
+    }
+    const ValidationSummary& s = r.summary;
+    out += fmt::format("{} cases: {} predicted, {} not predicted; throughput error |pred − meas|/meas: median {:.1f} %, "
+                       "p90 {:.1f} %; false OOM {} ({:.1f} %)\n",
+                       s.cases, s.predicted, s.unpredicted, 100 * s.median_abs_error, 100 * s.p90_abs_error, s.false_oom,
+                       s.cases ? 100.0 * double(s.false_oom) / double(s.cases) : 0.0);
+    out += fmt::format("{} cases had an assumed recomputation that cannot fit and were planned with more; with every "
+                       "assumption as written, {} would not fit\n",
+                       s.resolved, s.false_oom_as_given);
+    if (s.memory.count > 0)
+        out += fmt::format("memory, {} cases with a measurement: median {:.1f} %, p90 {:.1f} %, mean signed {:+.1f} %\n",
+                           s.memory.count, 100 * s.memory.median_abs_error, 100 * s.memory.p90_abs_error,
+                           100 * s.memory.mean_signed_error);
+    auto table = [&](const char* title, const std::map<std::string, ErrorStats>& m) {
+        out += fmt::format("\n{:<26} {:>6} {:>9} {:>9} {:>12}\n", title, "cases", "median", "p90", "mean signed");
+        for (const auto& [k, v] : m)
+            out += fmt::format("{:<26} {:>6} {:>8.1f}% {:>8.1f}% {:>+11.1f}%\n", k, v.count, 100 * v.median_abs_error,
+                               100 * v.p90_abs_error, 100 * v.mean_signed_error);
+    };
+    table("by source", s.by_source);
+    table("by GPU", s.by_gpu);
+    table("by kind", s.by_kind);
+    return out;
+}
+
+}  // namespace shardplan
