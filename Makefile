@@ -5,7 +5,7 @@ BUILD ?= build
 JOBS  ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build run test clean
+.PHONY: all deps build run test bench clean
 all: build
 
 deps:
@@ -22,6 +22,10 @@ run: build
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# Speed figures quoted in README.md (Google Benchmark; not part of the test suite).
+bench: build
+	$(BUILD)/shardplan_bench --benchmark_counters_tabular=true
 
 clean:
 	rm -rf $(BUILD)

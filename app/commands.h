@@ -19,5 +19,6 @@ Run setup_plan(CLI::App& cmd);
 Run setup_presets(CLI::App& cmd);
 Run setup_validate(CLI::App& cmd);
 Run setup_calibrate(CLI::App& cmd);
+Run setup_search(CLI::App& cmd);
 
 }  // namespace shardplan::app

@@ -11,6 +11,7 @@ namespace {
 const shardplan::app::Command kCommands[] = {
     {"plan", "Memory, communication and time of one layout (the default scenario without flags)",
      shardplan::app::setup_plan},
+    {"search", "Find the fastest layouts that fit, and count why the others were rejected", shardplan::app::setup_search},
     {"validate", "Predict published runs and compare with what they measured", shardplan::app::setup_validate},
     {"calibrate", "Fit the efficiency constants to your measured runs; write a cluster profile",
      shardplan::app::setup_calibrate},

@@ -55,6 +55,22 @@ E enum_flag(const std::string& value, const char* flag) {
 }
 }  // namespace
 
+Case resolve_base(const ScenarioFlags& f) {
+    ScenarioFlags base;
+    base.case_file = f.case_file;
+    base.model = f.model;
+    base.cluster = f.cluster;
+    base.gpus = f.gpus;
+    base.global_batch = f.global_batch;
+    base.seq_len = f.seq_len;
+    base.precision = f.precision;
+    base.grad_dtype = f.grad_dtype;
+    base.dp = 1;  // degrees are the search's to choose: keep resolve_scenario from deriving them
+    Case c = resolve_scenario(base);
+    c.layout.dp = 1;
+    return c;
+}
+
 Case resolve_scenario(const ScenarioFlags& f) {
     Case c;
     const bool from_defaults = f.case_file.empty() && f.model.empty() && f.cluster.empty();

@@ -21,6 +21,9 @@ struct ScenarioFlags {
 void add_scenario_flags(CLI::App& cmd, ScenarioFlags& f, bool with_degrees = true);
 
 Case resolve_scenario(const ScenarioFlags& f);
+/// Model, cluster and training settings only (seq_len, global batch, precision, grad dtype): what a
+/// search starts from. Degree flags are left for the caller to read as pins.
+Case resolve_base(const ScenarioFlags& f);
 
 /// Reads a model given as a preset name or a JSON file path.
 ModelSpec model_from_arg(const std::string& arg, const std::string& field);

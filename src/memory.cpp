@@ -93,22 +93,40 @@ double head_activations(const ModelSpec& m, const Layout& l) {
 
 }  // namespace
 
+LayerMemory layer_memory(const ModelSpec& m, const Layout& l) {
+    LayerMemory lm;
+    lm.dense = layer_params(m, false);
+    const ActParts d = layer_activations(m, l, false);
+    lm.act_dense = d.kept;
+    lm.act_full_dense = d.full;
+    if (m.moe) {
+        lm.moe = layer_params(m, true);
+        const ActParts e = layer_activations(m, l, true);
+        lm.act_moe = e.kept;
+        lm.act_full_moe = e.full;
+    }
+    lm.act_head = head_activations(m, l);
+    return lm;
+}
+
 StageParams stage_params(const ModelSpec& m, const Layout& l, const Stage& s) {
+    return stage_params(m, l, s, layer_memory(m, l));
+}
+
+StageParams stage_params(const ModelSpec& m, const Layout& l, const Stage& s, const LayerMemory& lm) {
     const double tp = static_cast<double>(l.tp);
     const double ep_etp = static_cast<double>(l.ep * effective_etp(l));
     StageParams p;
     const int64_t n_dense = s.layers - s.moe_layers;
-    const LayerParams d = layer_params(m, false);
     auto local = [&](const LayerParams& x) {
         return static_cast<double>(x.attn + x.mlp) / tp + static_cast<double>(x.router + x.replicated);
     };
-    p.dense = static_cast<double>(n_dense) * local(d);
-    p.largest_layer = n_dense > 0 ? local(d) : 0;
+    p.dense = static_cast<double>(n_dense) * local(lm.dense);
+    p.largest_layer = n_dense > 0 ? local(lm.dense) : 0;
     if (s.moe_layers > 0) {
-        const LayerParams e = layer_params(m, true);
-        p.dense += static_cast<double>(s.moe_layers) * local(e);
-        p.expert = static_cast<double>(s.moe_layers) * static_cast<double>(e.experts) / ep_etp;
-        p.largest_layer = std::max(p.largest_layer, local(e) + static_cast<double>(e.experts) / ep_etp);
+        p.dense += static_cast<double>(s.moe_layers) * local(lm.moe);
+        p.expert = static_cast<double>(s.moe_layers) * static_cast<double>(lm.moe.experts) / ep_etp;
+        p.largest_layer = std::max(p.largest_layer, local(lm.moe) + static_cast<double>(lm.moe.experts) / ep_etp);
     }
     const double vh = static_cast<double>(m.vocab * m.hidden) / tp;
     if (s.first) p.embedding += vh;
@@ -127,9 +145,20 @@ double layer_activation_bytes_full(const ModelSpec& m, const Layout& l, bool moe
     return layer_activations(m, l, moe_layer).full;
 }
 
+double stage_activation_bytes_per_micro_batch(const ClusterSpec& c, const Stage& s, const LayerMemory& lm) {
+    const double per_mb = static_cast<double>(s.layers - s.moe_layers) * lm.act_dense +
+                          static_cast<double>(s.moe_layers) * lm.act_moe + (s.last ? lm.act_head : 0.0);
+    return per_mb * (1.0 + c.gpu.eff.fragmentation);
+}
+
 MemoryBreakdown stage_memory(const ModelSpec& m, const ClusterSpec& c, const Layout& l, const Stage& s,
                              double in_flight) {
-    const StageParams p = stage_params(m, l, s);
+    return stage_memory(m, c, l, s, in_flight, layer_memory(m, l));
+}
+
+MemoryBreakdown stage_memory(const ModelSpec& m, const ClusterSpec& c, const Layout& l, const Stage& s,
+                             double in_flight, const LayerMemory& lm) {
+    const StageParams p = stage_params(m, l, s, lm);
     // ZeRO shards over the data-parallel group: dp·cp for dense parameters (CP ranks hold the same
     // weights; Megatron's dp_cp group), the expert-data-parallel group for routed experts.
     const double dense_shard = static_cast<double>(l.dp * l.cp);
@@ -143,14 +172,10 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const ClusterSpec& c, const Lay
     mem.optimizer_bytes = kOptimizerBytes * sharded(1);
 
     const int64_t n_dense = s.layers - s.moe_layers;
-    const double per_mb = static_cast<double>(n_dense) * layer_activation_bytes(m, l, false) +
-                          static_cast<double>(s.moe_layers) * layer_activation_bytes(m, l, true) +
-                          (s.last ? head_activations(m, l) : 0.0);
-    double act = in_flight * per_mb;
+    double act = in_flight * stage_activation_bytes_per_micro_batch(c, s, lm) / (1.0 + c.gpu.eff.fragmentation);
     if (l.recompute == Recompute::full) {
         // While one layer's backward runs, its recomputed activations are all alive.
-        act += std::max(n_dense > 0 ? layer_activation_bytes_full(m, l, false) : 0.0,
-                        s.moe_layers > 0 ? layer_activation_bytes_full(m, l, true) : 0.0);
+        act += std::max(n_dense > 0 ? lm.act_full_dense : 0.0, s.moe_layers > 0 ? lm.act_full_moe : 0.0);
     }
     mem.activations_bytes = act * (1.0 + c.gpu.eff.fragmentation);
 

@@ -2,6 +2,7 @@
 #include "shardplan/plan.h"
 
 #include <algorithm>
+#include <array>
 
 #include "shardplan/collectives.h"
 #include "shardplan/compute.h"
@@ -35,29 +36,102 @@ CommTerm term(Axis axis, const Traffic& t, const GroupPlacement& g, int64_t call
 
 }  // namespace
 
+namespace {
+std::array<int64_t, 10> work_key(const Layout& l) {
+    return {l.tp, l.cp, l.ep, effective_etp(l), l.micro_batch, l.seq_len, l.sequence_parallel ? 1 : 0,
+            static_cast<int64_t>(l.precision), static_cast<int64_t>(l.recompute), 1};
+}
+}  // namespace
+
+StepWork step_work(const ModelSpec& m, const ClusterSpec& c, const Layout& l) {
+    StepWork w;
+    w.dense = layer_work(m, c, l, false);
+    if (m.moe) w.moe = layer_work(m, c, l, true);
+    w.head = head_work(m, c, l);
+    w.key = work_key(l);
+    return w;
+}
+
 Plan evaluate(const ModelSpec& m, const ClusterSpec& c, const Layout& l) {
     Plan plan;
     plan.model = m;
     plan.cluster = c;
     plan.layout = l;
+    evaluate_into(m, c, l, plan);
+    return plan;
+}
+
+void evaluate_into(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Plan& plan, bool stop_if_no_fit,
+                   const StepWork* work) {
     plan.capacity_bytes = c.gpu.hbm_usable_bytes;
     plan.rejection = check_layout(m, c, l);
-    if (plan.rejection) return plan;
+    plan.stages.clear();
+    plan.comm.clear();
+    plan.groups.clear();
+    plan.time = {};
+    plan.throughput = {};
+    plan.memory = {};
+    plan.memory_fits = false;
+    plan.worst_memory_stage = plan.critical_stage = plan.micro_batches = 0;
+    if (plan.rejection) return;
 
-    // 1. Layers onto pipeline ranks, groups onto the machine.
+    // 1. Layers onto pipeline ranks.
     const int64_t mb = micro_batches(l);
     plan.micro_batches = mb;
-    const std::vector<Stage> stages = split_stages(m, l);
-    plan.groups = place_groups(c, l);
+    // The split depends only on the layer pattern and the schedule: reuse the last one when they match.
+    thread_local std::vector<Stage> stages;
+    thread_local std::array<int64_t, 6> split_key{-1, -1, -1, -1, -1, -1};
+    const std::array<int64_t, 6> key{m.layers, m.moe ? m.moe->dense_layers : -1, m.moe ? m.moe->layer_freq : -1, l.pp,
+                                     l.schedule == Schedule::interleaved ? l.vpp : 1, static_cast<int64_t>(l.schedule)};
+    if (key != split_key) {
+        split_stages(m, l, stages);
+        split_key = key;
+    }
+
+    // 2. Memory of each stage at its peak: the fullest stage decides whether the layout fits.
+    const double chunk_share = l.schedule == Schedule::dualpipe ? 0.5 : 1.0;  // a micro-batch crosses one of its 2 stages
+    const LayerMemory layer_mem = layer_memory(m, l);
+    // Stages with the same layers and ends hold the same state; only their in-flight activations
+    // differ, linearly. Compute each such class once: memory at 0 micro-batches and per micro-batch.
+    struct MemClass { int64_t layers, moe_layers; bool first, last; MemoryBreakdown at0; double act_per_mb; };
+    thread_local std::vector<MemClass> classes;
+    classes.clear();
+    double worst_mem = -1;
+    for (const Stage& s : stages) {
+        const MemClass* k = nullptr;
+        for (const MemClass& x : classes)
+            if (x.layers == s.layers && x.moe_layers == s.moe_layers && x.first == s.first && x.last == s.last) k = &x;
+        if (!k) {
+            classes.push_back({s.layers, s.moe_layers, s.first, s.last, stage_memory(m, c, l, s, 0.0, layer_mem),
+                               stage_activation_bytes_per_micro_batch(c, s, layer_mem)});
+            k = &classes.back();
+        }
+        const double in_flight = in_flight_micro_batches(l, s.index, mb);
+        StageReport r{s, k->at0, in_flight, {}};
+        r.memory.activations_bytes += in_flight * k->act_per_mb;
+        if (r.memory.total_bytes() > worst_mem) {
+            worst_mem = r.memory.total_bytes();
+            plan.worst_memory_stage = s.index;
+        }
+        plan.stages.push_back(r);
+    }
+    plan.memory = plan.stages[plan.worst_memory_stage].memory;
+    plan.memory_fits = plan.memory.total_bytes() <= plan.capacity_bytes;
+    if (stop_if_no_fit && !plan.memory_fits) return;
+
+    // Groups onto the machine: which tier each axis's traffic takes.
+    place_groups(c, l, plan.groups);
     const Fabric fabric = make_fabric(c);
     const Efficiency& eff = c.gpu.eff;
 
-    // 2. Work of one layer for one micro-batch on one GPU (dense and MoE layers), and the LM head.
-    const LayerWork dense = layer_work(m, c, l, false);
-    const LayerWork moe = m.moe ? layer_work(m, c, l, true) : LayerWork{};
-    const LayerWork head = head_work(m, c, l);
+    // 3. Work of one layer for one micro-batch on one GPU (dense and MoE layers), and the LM head.
+    const StepWork own = work && work->key == work_key(l) ? StepWork{} : step_work(m, c, l);
+    const StepWork& w = work && work->key == work_key(l) ? *work : own;
+    const LayerWork& dense = w.dense;
+    const LayerWork& moe = w.moe;
+    const LayerWork& head = w.head;
 
-    // 3. Per-layer traffic of the axes that run inside every layer: TP, CP, EP.
+    // 4. Per-layer traffic of the axes that run inside every layer: TP, CP, EP.
     const int recompute_fwd = l.recompute == Recompute::full ? 1 : 0;
     const Traffic tp = tp_traffic(m, l, group(plan.groups, Axis::tp), fabric);
     const Traffic cp = cp_traffic(m, l, group(plan.groups, Axis::cp), fabric);
@@ -73,12 +147,12 @@ Plan evaluate(const ModelSpec& m, const ClusterSpec& c, const Layout& l) {
         std::max(0.0, 2.0 * static_cast<double>(l.cp - 1) * cp.time_s - eff.overlap_cp * 2.5 * dense.attn_fwd_s);
     const double ep_exp = (1.0 - eff.overlap_ep) * ep.time_s;
 
-    // 4. Each stage: per-micro-batch times and memory at its peak.
-    double worst_mem = -1, slowest = -1;
-    const double chunk_share = l.schedule == Schedule::dualpipe ? 0.5 : 1.0;  // a micro-batch crosses one of its 2 stages
-    std::vector<StageTimes> times;
-    times.reserve(stages.size());
-    for (const Stage& s : stages) {
+    // 5. Each stage's per-micro-batch times, with the per-layer traffic that stays exposed.
+    double slowest = -1;
+    thread_local std::vector<StageTimes> times;
+    times.clear();
+    for (StageReport& r : plan.stages) {
+        const Stage& s = r.stage;
         const double nd = static_cast<double>(s.layers - s.moe_layers) * chunk_share;
         const double ne = static_cast<double>(s.moe_layers) * chunk_share;
         const double n = nd + ne;
@@ -89,24 +163,15 @@ Plan evaluate(const ModelSpec& m, const ClusterSpec& c, const Layout& l) {
                   (s.last ? head.bwd_s : 0) + n * static_cast<double>(l.tp > 1 ? 2 + 2 * recompute_fwd : 0) * tp_exp +
                   (l.cp > 1 ? n * cp_bwd_exp : 0) + ne * static_cast<double>(has_ep ? 2 + 2 * recompute_fwd : 0) * ep_exp;
         t.wgrad_s = nd * dense.wgrad_s + ne * moe.wgrad_s + (s.last ? head.wgrad_s : 0);
+        r.times = t;
         times.push_back(t);
-
-        StageReport r{s, stage_memory(m, c, l, s, in_flight_micro_batches(l, s.index, mb)),
-                      in_flight_micro_batches(l, s.index, mb), t};
-        if (r.memory.total_bytes() > worst_mem) {
-            worst_mem = r.memory.total_bytes();
-            plan.worst_memory_stage = s.index;
-        }
         if (t.total() > slowest) {
             slowest = t.total();
             plan.critical_stage = s.index;
         }
-        plan.stages.push_back(r);
     }
-    plan.memory = plan.stages[plan.worst_memory_stage].memory;
-    plan.memory_fits = plan.memory.total_bytes() <= plan.capacity_bytes;
 
-    // 5. The critical stage sets the pace: m micro-batches, then the pipeline fill and drain.
+    // 6. The critical stage sets the pace: m micro-batches, then the pipeline fill and drain.
     const Stage& cs = stages[plan.critical_stage];
     const double cnd = static_cast<double>(cs.layers - cs.moe_layers) * chunk_share;
     const double cne = static_cast<double>(cs.moe_layers) * chunk_share;
@@ -119,7 +184,7 @@ Plan evaluate(const ModelSpec& m, const ClusterSpec& c, const Layout& l) {
     plan.time.recompute_s = dm * recompute_mb;
     plan.time.bubble_s = bubble_time_s(l, times);
 
-    // 6. Per-axis totals on the critical stage. TP, CP, EP: per layer per micro-batch.
+    // 7. Per-axis totals on the critical stage. TP, CP, EP: per layer per micro-batch.
     const double step_flops = dm * (cnd * dense.model_flops + cne * moe.model_flops + (cs.last ? head.model_flops : 0) +
                                     cnd * dense.recompute_flops + cne * moe.recompute_flops);
     auto add = [&](CommTerm t) {
@@ -149,9 +214,9 @@ Plan evaluate(const ModelSpec& m, const ClusterSpec& c, const Layout& l) {
         add(term(Axis::pp, pp, g, calls, 2.0 * static_cast<double>((l.pp - 1) * v) * pp.time_s));
     }
 
-    // 7. DP: gradients reduced over dp·cp (experts over edp) after the last backward; ZeRO ≥ 1 gathers
+    // 8. DP: gradients reduced over dp·cp (experts over edp) after the last backward; ZeRO ≥ 1 gathers
     // the updated parameters before the next forward; ZeRO-3 gathers them per micro-batch, twice.
-    const StageParams owned = stage_params(m, l, cs);
+    const StageParams owned = stage_params(m, l, cs, layer_mem);
     const double gbytes = l.grad_dtype == GradDtype::fp32 ? 4.0 : 2.0;
     const double fwd_window = eff.overlap_dp * plan.stages[plan.critical_stage].times.fwd_s;
     const double bwd_window = eff.overlap_dp * plan.stages[plan.critical_stage].times.bwd_s;
@@ -190,13 +255,13 @@ Plan evaluate(const ModelSpec& m, const ClusterSpec& c, const Layout& l) {
         add(t);
     }
 
-    // 8. Optimizer on the parameters this GPU owns after ZeRO sharding.
+    // 9. Optimizer on the parameters this GPU owns after ZeRO sharding.
     const double owned_params = l.zero >= 1 ? owned.dense / static_cast<double>(l.dp * l.cp) +
                                                   owned.expert / static_cast<double>(std::max<int64_t>(1, expert_dp(l)))
                                             : owned.total();
     plan.time.optimizer_s = optimizer_step_s(owned_params, l.grad_dtype, c);
 
-    // 9. Step time and throughput.
+    // 10. Step time and throughput.
     TimeBreakdown& T = plan.time;
     T.step_s = T.compute_s + T.recompute_s + T.exposed_comm_s + T.bubble_s + T.optimizer_s;
     Throughput& th = plan.throughput;
@@ -214,7 +279,6 @@ Plan evaluate(const ModelSpec& m, const ClusterSpec& c, const Layout& l) {
     th.peak_flops = c.gpu.peak_flops(l.precision);
     th.mfu = th.tokens_per_s_per_gpu * th.model_flops_per_token / th.peak_flops;
     th.hfu = th.tokens_per_s_per_gpu * th.hardware_flops_per_token / th.peak_flops;
-    return plan;
 }
 
 }  // namespace shardplan

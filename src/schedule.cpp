@@ -12,44 +12,57 @@ namespace shardplan {
 
 namespace {
 
-// Split n layers into k consecutive parts; the remainder goes to the middle parts first, then last, first.
-std::vector<int64_t> split_even(int64_t n, int64_t k) {
-    std::vector<int64_t> out(k, n / k);
-    int64_t extra = n % k;
-    for (int64_t i = 1; i + 1 < k && extra > 0; ++i, --extra) ++out[i];
-    if (extra > 0) { ++out[k - 1]; --extra; }
-    if (extra > 0) { ++out[0]; --extra; }
-    return out;
+// Layers of part i when n layers are split into k consecutive parts: the remainder goes to the middle
+// parts first (1 .. k−2), then to the last, then to the first. O(1) per part, no allocation.
+int64_t part_layers(int64_t n, int64_t k, int64_t i) {
+    const int64_t base = n / k, extra = n % k, middle = std::max<int64_t>(0, k - 2);
+    const int64_t to_middle = std::min(extra, middle);
+    const int64_t left = extra - to_middle;  // 0, 1 or 2 go to the ends
+    if (i == k - 1 && k > 1) return base + (left >= 1 ? 1 : 0);
+    if (i == 0) return base + (k == 1 ? extra : (left >= 2 ? 1 : 0));
+    return base + (i - 1 < to_middle ? 1 : 0);
+}
+
+// First layer of part i (closed form of the prefix sum of part_layers).
+int64_t part_first(int64_t n, int64_t k, int64_t i) {
+    if (i == 0) return 0;
+    const int64_t base = n / k, extra = n % k, middle = std::max<int64_t>(0, k - 2);
+    const int64_t to_middle = std::min(extra, middle);
+    const int64_t left = extra - to_middle;
+    return part_layers(n, k, 0) + (i - 1) * base + std::min(i - 1, to_middle) + (i == k ? (left >= 1 ? 1 : 0) : 0);
 }
 
 }  // namespace
 
 std::vector<Stage> split_stages(const ModelSpec& m, const Layout& l) {
-    const int64_t pp = l.pp;
-    const int64_t chunks_per_rank = l.schedule == Schedule::interleaved ? l.vpp : (l.schedule == Schedule::dualpipe ? 2 : 1);
-    std::vector<int64_t> chunk_layers = split_even(m.layers, pp * (l.schedule == Schedule::interleaved ? l.vpp : 1));
-    std::vector<int64_t> chunk_first(chunk_layers.size(), 0);
-    for (size_t i = 1; i < chunk_layers.size(); ++i) chunk_first[i] = chunk_first[i - 1] + chunk_layers[i - 1];
+    std::vector<Stage> out;
+    split_stages(m, l, out);
+    return out;
+}
 
-    std::vector<Stage> stages(pp);
+void split_stages(const ModelSpec& m, const Layout& l, std::vector<Stage>& stages) {
+    const int64_t pp = l.pp;
+    const int64_t v = l.schedule == Schedule::interleaved ? l.vpp : 1;
+    const int64_t chunks = pp * v;
+    stages.assign(static_cast<size_t>(pp), Stage{});
     for (int64_t r = 0; r < pp; ++r) {
-        Stage& s = stages[r];
+        Stage& s = stages[static_cast<size_t>(r)];
         s.index = r;
-        s.first_layer = chunk_first[r];
+        s.first_layer = part_first(m.layers, chunks, r);
         auto own = [&](int64_t chunk) {
-            s.layers += chunk_layers[chunk];
-            s.moe_layers += moe_layers_in(m, chunk_first[chunk], chunk_first[chunk] + chunk_layers[chunk]);
+            const int64_t first = part_first(m.layers, chunks, chunk), n = part_layers(m.layers, chunks, chunk);
+            s.layers += n;
+            s.moe_layers += moe_layers_in(m, first, first + n);
             if (chunk == 0) s.first = true;
-            if (chunk == static_cast<int64_t>(chunk_layers.size()) - 1) s.last = true;
+            if (chunk == chunks - 1) s.last = true;
         };
         if (l.schedule == Schedule::dualpipe) {
             own(r);
             if (pp - 1 - r != r) own(pp - 1 - r);
         } else {
-            for (int64_t v = 0; v < chunks_per_rank; ++v) own(r + v * pp);
+            for (int64_t c = 0; c < v; ++c) own(r + c * pp);
         }
     }
-    return stages;
 }
 
 double in_flight_micro_batches(const Layout& l, int64_t stage, int64_t m) {

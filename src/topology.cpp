@@ -15,18 +15,19 @@ int64_t domains_spanned(int64_t stride, int64_t size, int64_t domain, int64_t wo
     const int64_t block = stride * size;
     if (block <= domain && domain % block == 0) return 1;  // aligned blocks tile each domain
     if (domain % stride == 0 && block % domain == 0) return block / domain;
-    // Irregular sizes (TP16 on 72-GPU racks): a group straddles a boundary when its span crosses one.
-    // Enumerate the distinct start offsets modulo the domain; at most domain² steps, and only here.
+    // Irregular sizes (TP16 on 72-GPU racks): a group starting at offset x inside its domain spans
+    // floor((x + span) / D) + 1 domains, which grows with x, so the worst group is the one whose start
+    // has the largest reachable offset. Starts are i + k·block (i < stride); offsets repeat with period
+    // D / gcd(block, D) in k. O(D) at most, and only here.
     const int64_t span = (size - 1) * stride;
     const int64_t blocks = std::max<int64_t>(1, world / block);
     const int64_t period = domain / std::gcd(block, domain);
-    int64_t worst = 1;
-    for (int64_t k = 0; k < std::min(blocks, period); ++k)
-        for (int64_t i = 0; i < stride; ++i) {
-            const int64_t r0 = (i + k * block) % domain;
-            worst = std::max(worst, (r0 + span) / domain + 1);
-        }
-    return worst;
+    int64_t x = 0;
+    for (int64_t k = 0; k < std::min(blocks, period) && x < domain - 1; ++k) {
+        const int64_t a = (k * block) % domain;
+        x = a + stride - 1 >= domain - 1 ? domain - 1 : std::max(x, a + stride - 1);
+    }
+    return (x + span) / domain + 1;
 }
 
 int64_t axis_stride(const Layout& l, Axis a) {
@@ -71,10 +72,15 @@ GroupPlacement combine(Axis axis, const GroupPlacement& a, const GroupPlacement&
 }  // namespace
 
 std::vector<GroupPlacement> place_groups(const ClusterSpec& c, const Layout& l) {
+    std::vector<GroupPlacement> out;
+    place_groups(c, l, out);
+    return out;
+}
+
+void place_groups(const ClusterSpec& c, const Layout& l, std::vector<GroupPlacement>& out) {
     const int64_t world = l.tp * l.cp * l.pp * l.dp;
     const int64_t D = c.scale_up_domain;
-    std::vector<GroupPlacement> out;
-    out.reserve(7);
+    out.clear();
     const GroupPlacement tp = place(Axis::tp, l.tp, axis_stride(l, Axis::tp), D, world);
     const GroupPlacement cp = place(Axis::cp, l.cp, axis_stride(l, Axis::cp), D, world);
     const GroupPlacement pp = place(Axis::pp, l.pp, axis_stride(l, Axis::pp), D, world);
@@ -97,7 +103,6 @@ std::vector<GroupPlacement> place_groups(const ClusterSpec& c, const Layout& l) 
         out.push_back(place(Axis::etp, etp, inner, D, world));
         out.push_back(place(Axis::edp, edp, edp_stride, D, world));
     }
-    return out;
 }
 
 }  // namespace shardplan

@@ -8,9 +8,10 @@
 #pragma once
 #include <cstdint>
 
+#include "shardplan/model.h"
+
 namespace shardplan {
 
-struct ModelSpec;
 struct ClusterSpec;
 struct Layout;
 
@@ -42,7 +43,17 @@ struct StageParams {
     double total() const { return dense + expert; }
 };
 
+/// What one dense and one MoE layer hold, computed once per layout and shared by every stage.
+struct LayerMemory {
+    LayerParams dense, moe;
+    double act_dense = 0, act_moe = 0;            // stored per micro-batch (after recomputation rules)
+    double act_full_dense = 0, act_full_moe = 0;  // the working set while one layer's backward runs
+    double act_head = 0;                          // final norm, LM-head input and logits (last stage)
+};
+LayerMemory layer_memory(const ModelSpec& m, const Layout& l);
+
 StageParams stage_params(const ModelSpec& m, const Layout& l, const Stage& s);
+StageParams stage_params(const ModelSpec& m, const Layout& l, const Stage& s, const LayerMemory& lm);
 
 /// Activation bytes one micro-batch leaves stored on one GPU for one layer (after recomputation rules).
 double layer_activation_bytes(const ModelSpec& m, const Layout& l, bool moe_layer);
@@ -52,5 +63,10 @@ double layer_activation_bytes_full(const ModelSpec& m, const Layout& l, bool moe
 /// Memory of one GPU of this stage with `in_flight` micro-batches of activations alive at the peak.
 MemoryBreakdown stage_memory(const ModelSpec& m, const ClusterSpec& c, const Layout& l, const Stage& s,
                              double in_flight);
+MemoryBreakdown stage_memory(const ModelSpec& m, const ClusterSpec& c, const Layout& l, const Stage& s,
+                             double in_flight, const LayerMemory& lm);
+/// What each further micro-batch in flight adds to the stage's activation memory (fragmentation included):
+/// stage_memory(in_flight) = stage_memory(0) + in_flight × this.
+double stage_activation_bytes_per_micro_batch(const ClusterSpec& c, const Stage& s, const LayerMemory& lm);
 
 }  // namespace shardplan

@@ -8,11 +8,13 @@
 ///   if (p.rejection) ...;               // e.g. {"tp_divides_heads", "layout.tp", "a divisor of heads (128)..."}
 ///   p.memory.total_bytes(); p.time.step_s; p.throughput.mfu;
 #pragma once
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <vector>
 
 #include "shardplan/comm.h"
+#include "shardplan/compute.h"
 #include "shardplan/hardware.h"
 #include "shardplan/layout.h"
 #include "shardplan/memory.h"
@@ -85,5 +87,23 @@ struct Plan {
 };
 
 Plan evaluate(const ModelSpec& m, const ClusterSpec& c, const Layout& l);
+
+/// The per-layer work of a layout (a dense, a MoE and the LM-head layer for one micro-batch). It depends
+/// only on the fields in `key`, so a search can compute it once and share it across ZeRO stages and
+/// rank orders of the same model on the same cluster.
+struct StepWork {
+    LayerWork dense, moe, head;
+    std::array<int64_t, 10> key{};
+};
+StepWork step_work(const ModelSpec& m, const ClusterSpec& c, const Layout& l);
+
+/// evaluate() into an existing Plan, reusing its storage and leaving its model, cluster and layout
+/// copies untouched (they may be stale): for loops that evaluate millions of layouts and read only
+/// the results. Everything else in `out` is overwritten. With `stop_if_no_fit`, a layout that does not
+/// fit in memory stops after the memory (time, comm and throughput stay zero).
+/// `work`, when given, must come from step_work() for the same model and cluster; it is used only if its
+/// key matches this layout, and recomputed otherwise.
+void evaluate_into(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Plan& out, bool stop_if_no_fit = false,
+                   const StepWork* work = nullptr);
 
 }  // namespace shardplan

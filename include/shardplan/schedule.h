@@ -23,6 +23,8 @@ struct Layout;
 /// the first and last stages also carry the embedding and the LM head (Llama 3 405B: 126 = 7 + 14·8 + 7).
 /// Interleaved ranks own vpp chunks; DualPipe ranks own stage i and stage pp−1−i.
 std::vector<Stage> split_stages(const ModelSpec& m, const Layout& l);
+/// The same into `out`, reusing its storage (the search's hot loop).
+void split_stages(const ModelSpec& m, const Layout& l, std::vector<Stage>& out);
 
 /// Micro-batches of the stage's activations alive at the peak of `stage` (1F1B: min(pp − i, m)).
 double in_flight_micro_batches(const Layout& l, int64_t stage, int64_t m);

@@ -35,5 +35,7 @@ int64_t axis_stride(const Layout& l, Axis a);
 /// Placement of every group that carries traffic: tp, cp, pp, dp, the dense gradient group dp×cp
 /// (reported as dp), and for MoE models ep, etp and edp.
 std::vector<GroupPlacement> place_groups(const ClusterSpec& c, const Layout& l);
+/// The same into `out`, reusing its storage.
+void place_groups(const ClusterSpec& c, const Layout& l, std::vector<GroupPlacement>& out);
 
 }  // namespace shardplan

@@ -1,0 +1,182 @@
+// `shardplan search`: the fastest layouts that fit, and why the others lose.
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "commands.h"
+#include "scenario.h"
+#include "shardplan/error.h"
+#include "shardplan/report.h"
+#include "shardplan/search.h"
+
+namespace shardplan::app {
+
+namespace {
+
+const char* reason_text(const std::string& code) {
+    struct Row { const char* code; const char* text; };
+    static const Row rows[] = {
+        {"does_not_fit", "does not fit in usable HBM"},
+        {"crosses_domain", "a TP/CP/EP group leaves its scale-up domain (--no-crossing)"},
+        {"too_few_micro_batches", "too few micro-batches for the pipeline schedule"},
+        {"batch_divides", "global batch not divisible by micro-batch × dp"},
+        {"tp_divides_heads", "tp does not divide the attention heads"},
+        {"tp_divides_kv_heads", "tp neither divides nor is a multiple of the kv heads"},
+        {"tp_divides_ffn", "tp does not divide ffn_hidden"},
+        {"cp_divides_seq", "cp does not split the sequence evenly"},
+        {"sp_divides_seq", "sequence parallelism needs seq_len/cp divisible by tp"},
+        {"ep_divides_experts", "ep does not divide the experts"},
+        {"expert_grid", "etp·ep does not divide tp·cp·dp"},
+        {"etp_divides_ffn", "etp does not divide the expert ffn"},
+        {"pp_exceeds_layers", "more pipeline chunks than layers"},
+        {"dualpipe_even_pp", "DualPipe needs an even pp"},
+        {"precision_unsupported", "the GPU has no tensor cores for this precision"},
+    };
+    for (const Row& r : rows)
+        if (code == r.code) return r.text;
+    return "";
+}
+
+json result_json(const SearchResult& r, bool pareto) {
+    json j = {{"evaluated", r.evaluated}, {"feasible", r.feasible}, {"elapsed_s", r.elapsed_s},
+              {"rejected", r.rejected}, {"shortest_miss_bytes", r.shortest_miss_bytes}, {"best", json::array()}};
+    for (const Plan& p : r.best) j["best"].push_back(plan_to_json(p));
+    if (pareto) {
+        j["pareto"] = json::array();
+        for (const Plan& p : r.pareto) j["pareto"].push_back(plan_to_json(p));
+    }
+    return j;
+}
+
+std::string row(int rank, const Plan& p) {
+    const Layout& l = p.layout;
+    return fmt::format("  {:>2}  {:<30} {:>3} {:>4} {:<9} {:<3} {:<11} {:<14} {:>11.0f} {:>6.1f}% {:>9}\n", rank,
+                       to_string(l), l.micro_batch, l.zero, enum_name(l.recompute), l.sequence_parallel ? "on" : "off",
+                       enum_name(l.schedule), order_string(l), p.throughput.tokens_per_s_per_gpu, 100 * p.throughput.mfu,
+                       format_value(p.memory.total_bytes(), Unit::bytes));
+}
+
+}  // namespace
+
+Run setup_search(CLI::App& cmd) {
+    struct Opts {
+        ScenarioFlags flags;
+        int top = 5, threads = 0;
+        int64_t max_tp = 0, max_cp = 0, max_pp = 0, max_mb = 16;
+        bool json = false, pareto = false, no_crossing = false;
+        std::string color = "auto";
+    };
+    auto o = std::make_shared<Opts>();
+    add_scenario_flags(cmd, o->flags);
+    cmd.add_option("--top", o->top, "How many of the best layouts to report (default 5)");
+    cmd.add_flag("--pareto", o->pareto, "Also report the memory-vs-throughput Pareto front");
+    cmd.add_flag("--no-crossing", o->no_crossing, "Reject layouts whose TP, CP or EP group leaves its scale-up domain");
+    cmd.add_option("--max-tp", o->max_tp, "Largest tp to consider");
+    cmd.add_option("--max-cp", o->max_cp, "Largest cp to consider");
+    cmd.add_option("--max-pp", o->max_pp, "Largest pp to consider");
+    cmd.add_option("--max-micro-batch", o->max_mb, "Largest micro-batch to consider (powers of two up to it; default 16)");
+    cmd.add_option("--threads", o->threads, "Worker threads (default: all cores)");
+    cmd.add_flag("--json", o->json, "Print the result as JSON (docs/json.md)");
+    cmd.add_option("--color", o->color, "auto | always | never");
+    return [o]() {
+        const bool color = use_color(o->color);
+        if (o->top < 1 || o->top > 1000) throw ConfigError("--top", "an integer in [1, 1000]");
+        if (o->threads < 0 || o->threads > 256) throw ConfigError("--threads", "an integer in [0, 256]");
+        if (o->max_mb < 1) throw ConfigError("--max-micro-batch", "a positive integer");
+        const ScenarioFlags& f = o->flags;
+        const Case base = resolve_base(f);
+        SearchSpace sp;
+        // Every degree flag pins that dimension; the scenario's own degrees are ignored.
+        sp.tp = f.tp;
+        sp.cp = f.cp;
+        sp.pp = f.pp;
+        sp.dp = f.dp;
+        sp.ep = f.ep;
+        sp.etp = f.etp;
+        sp.vpp = f.vpp;
+        sp.micro_batch = f.micro_batch;
+        if (f.zero) {
+            if (*f.zero < 0 || *f.zero > 3) throw ConfigError("--zero", "0, 1, 2 or 3");
+            sp.zero = static_cast<int>(*f.zero);
+        }
+        for (auto [value, name] : {std::pair{f.tp, "--tp"}, {f.cp, "--cp"}, {f.pp, "--pp"}, {f.dp, "--dp"},
+                                   {f.ep, "--ep"}, {f.etp, "--etp"}, {f.vpp, "--vpp"}, {f.micro_batch, "--micro-batch"}})
+            if (value && *value <= 0) throw ConfigError(name, "a positive integer");
+        if (!f.recompute.empty()) {
+            sp.recompute = parse_enum<Recompute>(f.recompute);
+            if (!sp.recompute) throw ConfigError("--recompute", "one of " + enum_choices<Recompute>());
+        }
+        if (!f.schedule.empty()) {
+            sp.schedule = parse_enum<Schedule>(f.schedule);
+            if (!sp.schedule) throw ConfigError("--schedule", "one of " + enum_choices<Schedule>());
+        }
+        if (!f.sequence_parallel.empty()) {
+            if (f.sequence_parallel != "true" && f.sequence_parallel != "false")
+                throw ConfigError("--sequence-parallel", "true or false");
+            sp.sequence_parallel = f.sequence_parallel == "true";
+        }
+        if (!f.order.empty()) {
+            sp.order = parse_order(f.order);
+            if (!sp.order) throw ConfigError("--order", "a permutation of tp, cp, ep, dp, pp joined by '-'");
+        }
+        sp.max_tp = o->max_tp;
+        sp.max_cp = o->max_cp;
+        sp.max_pp = o->max_pp;
+        sp.max_micro_batch = o->max_mb;
+        sp.no_crossing = o->no_crossing;
+
+        SearchOptions opt;
+        opt.top = o->top;
+        opt.pareto = o->pareto;
+        opt.threads = o->threads;
+        const bool tty = isatty(STDERR_FILENO) != 0 && !o->json;
+        if (tty)
+            opt.progress = [](int64_t done, int64_t total, double elapsed) {
+                if (elapsed < 1.0 || total == 0) return;
+                const int w = 30, filled = static_cast<int>(w * done / total);
+                std::fprintf(stderr, "\r[%s%s] %3d %%  %.1f s", std::string(filled, '#').c_str(),
+                             std::string(w - filled, ' ').c_str(), static_cast<int>(100 * done / total), elapsed);
+                std::fflush(stderr);
+            };
+        const SearchResult r = search(base.model, base.cluster, base.layout, sp, opt);
+        if (tty && r.elapsed_s >= 1.0) std::fprintf(stderr, "\r%60s\r", "");
+        if (o->json) {
+            std::cout << result_json(r, o->pareto).dump(2) << "\n";
+            return 0;
+        }
+        const Layout& b = base.layout;
+        std::cout << fmt::format("shardplan search · {} on {} × {} · seq {} · global batch {} · {}\n", base.model.name,
+                                 base.cluster.gpus, base.cluster.gpu.id, b.seq_len, global_batch(b), enum_name(b.precision));
+        std::cout << fmt::format("evaluated {} layouts in {:.2f} s ({:.0f} k/s): {} fit, {} rejected\n", r.evaluated,
+                                 r.elapsed_s, double(r.evaluated) / std::max(r.elapsed_s, 1e-9) / 1e3, r.feasible,
+                                 r.evaluated - r.feasible);
+        std::vector<std::pair<int64_t, std::string>> reasons;
+        for (const auto& [k, v] : r.rejected) reasons.emplace_back(v, k);
+        std::sort(reasons.rbegin(), reasons.rend());
+        for (const auto& [v, k] : reasons) {
+            std::string text = reason_text(k);
+            if (k == "does_not_fit") text += fmt::format(" (closest miss {})", format_value(r.shortest_miss_bytes, Unit::bytes));
+            std::cout << fmt::format("  {:>10}  {:<22} {}\n", v, k, text);
+        }
+        if (r.best.empty()) {
+            std::cout << "\nNo layout fits. Add GPUs, lower the global batch or sequence length, or allow recomputation.\n";
+            return 0;
+        }
+        std::cout << fmt::format("\nBest layouts\n  {:>2}  {:<30} {:>3} {:>4} {:<9} {:<3} {:<11} {:<14} {:>11} {:>7} {:>9}\n",
+                                 "#", "layout", "mb", "zero", "recompute", "sp", "schedule", "order", "tokens/s/GPU", "MFU",
+                                 "memory");
+        for (size_t i = 0; i < r.best.size(); ++i) std::cout << row(static_cast<int>(i + 1), r.best[i]);
+        if (o->pareto) {
+            std::cout << "\nPareto front (memory ↑, throughput ↑)\n";
+            for (size_t i = 0; i < r.pareto.size(); ++i) std::cout << row(static_cast<int>(i + 1), r.pareto[i]);
+        }
+        std::cout << "\nPlan of the best layout\n" << format_plan(r.best.front(), color);
+        return 0;
+    };
+}
+
+}  // namespace shardplan::app

@@ -1,0 +1,62 @@
+/// The best layout for a model on a cluster. search() enumerates every tp·cp·pp·dp factorisation of
+/// the GPU count (and ep, etp for MoE), then schedules and vpp, micro-batch sizes, ZeRO stages,
+/// recomputation, sequence parallelism and rank orders; evaluates each with evaluate(); keeps the
+/// fastest that fit (tokens/s per GPU, ties to lower memory, then to the smaller layout), the
+/// memory-vs-throughput Pareto front, and a count of every rejected layout by reason. Work is split
+/// over threads by parallel shape; the result does not depend on the thread count.
+///
+///   SearchSpace space;                 // nothing pinned
+///   space.tp = 8;                      // pin TP
+///   SearchResult r = search(model, cluster, base, space, {.top = 5});
+///   r.best[0].throughput.tokens_per_s_per_gpu;
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "shardplan/plan.h"
+
+namespace shardplan {
+
+/// What the search may vary. An engaged optional pins that dimension; max_* bound a range.
+struct SearchSpace {
+    std::optional<int64_t> tp, cp, pp, dp, ep, etp, vpp, micro_batch;
+    std::optional<int> zero;
+    std::optional<Recompute> recompute;
+    std::optional<Schedule> schedule;
+    std::optional<bool> sequence_parallel;
+    std::optional<std::array<Axis, 5>> order;
+    int64_t max_tp = 0, max_cp = 0, max_pp = 0;  // 0 = no bound beyond divisibility
+    int64_t max_micro_batch = 16;
+    bool no_crossing = false;  // reject layouts whose TP, CP or EP group leaves its scale-up domain
+};
+
+struct SearchOptions {
+    int top = 5;
+    bool pareto = false;
+    int threads = 0;  // 0 = all hardware threads
+    /// Called from the calling thread about every 100 ms while workers run: (done, total, elapsed_s).
+    std::function<void(int64_t, int64_t, double)> progress;
+};
+
+struct SearchResult {
+    int64_t evaluated = 0;
+    int64_t feasible = 0;
+    double elapsed_s = 0;
+    std::map<std::string, int64_t> rejected;  // reason → count; sums to evaluated − feasible
+    double shortest_miss_bytes = 0;           // among layouts that do not fit: the smallest shortfall
+    std::vector<Plan> best;                   // fastest first
+    std::vector<Plan> pareto;                 // memory ascending, throughput ascending (only when asked)
+};
+
+/// `base` supplies seq_len, global_batch, precision and grad_dtype; its degrees are ignored.
+SearchResult search(const ModelSpec& m, const ClusterSpec& c, const Layout& base, const SearchSpace& space,
+                    const SearchOptions& opt = {});
+
+/// Divisors of n in increasing order.
+std::vector<int64_t> divisors(int64_t n);
+
+}  // namespace shardplan

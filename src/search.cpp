@@ -1,0 +1,268 @@
+// Exhaustive layout search (docs/search.md).
+#include "shardplan/search.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <thread>
+
+namespace shardplan {
+
+std::vector<int64_t> divisors(int64_t n) {
+    std::vector<int64_t> lo, hi;
+    for (int64_t d = 1; d * d <= n; ++d) {
+        if (n % d) continue;
+        lo.push_back(d);
+        if (d != n / d) hi.push_back(n / d);
+    }
+    lo.insert(lo.end(), hi.rbegin(), hi.rend());
+    return lo;
+}
+
+namespace {
+
+// The parallel degrees of one candidate family; everything else is varied inside it.
+struct Shape {
+    int64_t tp, cp, pp, dp, ep, etp;
+};
+
+// A feasible layout as the search ranks it: cheap to copy, totally ordered.
+struct Scored {
+    double tokens_per_s_per_gpu;
+    double memory_bytes;
+    Layout layout;
+};
+
+int64_t rank_of(Schedule s) { return static_cast<int64_t>(s); }
+
+std::array<int64_t, 13> key(const Layout& l) {
+    return {l.tp, l.cp, l.pp, l.dp, l.ep, l.etp, l.vpp, l.micro_batch, l.zero, static_cast<int64_t>(l.recompute),
+            l.sequence_parallel ? 1 : 0, rank_of(l.schedule), static_cast<int64_t>(l.order[0]) * 10 + static_cast<int64_t>(l.order[3])};
+}
+
+// Faster first; then less memory; then the smaller layout tuple, so the order is total.
+bool better(const Scored& a, const Scored& b) {
+    if (a.tokens_per_s_per_gpu != b.tokens_per_s_per_gpu) return a.tokens_per_s_per_gpu > b.tokens_per_s_per_gpu;
+    if (a.memory_bytes != b.memory_bytes) return a.memory_bytes < b.memory_bytes;
+    return key(a.layout) < key(b.layout);
+}
+
+struct Partial {
+    int64_t evaluated = 0, feasible = 0;
+    std::map<std::string, int64_t> rejected;
+    double shortest_miss = -1;
+    std::vector<Scored> top;     // sorted by better(), at most `top` long
+    std::vector<Scored> pareto;  // non-dominated (memory ↓, throughput ↑)
+};
+
+void keep_top(std::vector<Scored>& top, const Scored& s, size_t k) {
+    if (top.size() == k && !better(s, top.back())) return;
+    top.insert(std::upper_bound(top.begin(), top.end(), s, better), s);
+    if (top.size() > k) top.pop_back();
+}
+
+void keep_pareto(std::vector<Scored>& front, const Scored& s) {
+    for (const Scored& f : front)
+        if (f.memory_bytes <= s.memory_bytes && f.tokens_per_s_per_gpu >= s.tokens_per_s_per_gpu &&
+            (f.memory_bytes < s.memory_bytes || f.tokens_per_s_per_gpu > s.tokens_per_s_per_gpu || !better(s, f)))
+            return;  // dominated (or an equal point that ranks first)
+    std::erase_if(front, [&](const Scored& f) {
+        return s.memory_bytes <= f.memory_bytes && s.tokens_per_s_per_gpu >= f.tokens_per_s_per_gpu;
+    });
+    front.push_back(s);
+}
+
+template <typename T>
+std::vector<T> pinned_or(const std::optional<T>& pin, std::vector<T> all) {
+    if (pin) return {*pin};
+    return all;
+}
+
+std::vector<Shape> shapes(const ModelSpec& m, const ClusterSpec& c, const SearchSpace& sp) {
+    std::vector<Shape> out;
+    const int64_t G = c.gpus;
+    auto within = [](int64_t v, int64_t max) { return max <= 0 || v <= max; };
+    for (int64_t tp : pinned_or(sp.tp, divisors(G))) {
+        if (G % tp || !within(tp, sp.max_tp) || m.heads % tp) continue;  // TP must split the heads
+        for (int64_t cp : pinned_or(sp.cp, divisors(G / tp))) {
+            if ((G / tp) % cp || !within(cp, sp.max_cp)) continue;
+            for (int64_t pp : pinned_or(sp.pp, divisors(G / (tp * cp)))) {
+                if ((G / (tp * cp)) % pp || !within(pp, sp.max_pp) || pp > m.layers + 2) continue;
+                const int64_t dp = G / (tp * cp * pp);
+                if (sp.dp && *sp.dp != dp) continue;
+                if (!m.moe) {
+                    out.push_back({tp, cp, pp, dp, 1, 0});
+                    continue;
+                }
+                const int64_t inner = tp * cp * dp;
+                std::vector<int64_t> etps = sp.etp ? std::vector<int64_t>{*sp.etp} : std::vector<int64_t>{tp};
+                if (!sp.etp && tp > 1) etps.push_back(1);
+                for (int64_t etp : etps)
+                    for (int64_t ep : pinned_or(sp.ep, divisors(m.moe->experts)))
+                        if (inner % (ep * etp) == 0) out.push_back({tp, cp, pp, dp, ep, etp == tp ? 0 : etp});
+            }
+        }
+    }
+    return out;
+}
+
+struct Variant {
+    Schedule schedule;
+    int64_t vpp;
+};
+
+std::vector<Variant> schedules(const ModelSpec& m, const Shape& s, const SearchSpace& sp) {
+    std::vector<Variant> v;
+    if (s.pp == 1) {
+        if (!sp.schedule || *sp.schedule == Schedule::one_f_one_b) v.push_back({Schedule::one_f_one_b, 1});
+        return v;
+    }
+    for (Schedule sc : {Schedule::gpipe, Schedule::one_f_one_b, Schedule::zb, Schedule::dualpipe}) {
+        if (sp.schedule && *sp.schedule != sc) continue;
+        if (sc == Schedule::dualpipe && s.pp % 2) continue;
+        v.push_back({sc, 1});
+    }
+    if (!sp.schedule || *sp.schedule == Schedule::interleaved)
+        for (int64_t vpp : pinned_or<int64_t>(sp.vpp, {2, 3, 4, 6, 8, 12, 16}))
+            if (vpp > 1 && s.pp * vpp <= m.layers + 2) v.push_back({Schedule::interleaved, vpp});
+    return v;
+}
+
+std::vector<std::array<Axis, 5>> orders(const ModelSpec& m, const Shape& s, const SearchSpace& sp) {
+    if (sp.order) return {*sp.order};
+    std::vector<std::array<Axis, 5>> o{{Axis::tp, Axis::cp, Axis::ep, Axis::dp, Axis::pp}};
+    if (s.pp > 1 && s.dp > 1) o.push_back({Axis::tp, Axis::cp, Axis::ep, Axis::pp, Axis::dp});  // PP inside DP
+    if (s.cp > 1 && s.tp > 1) o.push_back({Axis::cp, Axis::tp, Axis::ep, Axis::dp, Axis::pp});  // CP innermost
+    (void)m;
+    return o;
+}
+
+bool crosses(const Plan& p) {
+    for (const GroupPlacement& g : p.groups)
+        if (g.crosses_domain() && (g.axis == Axis::tp || g.axis == Axis::cp || g.axis == Axis::ep || g.axis == Axis::etp))
+            return true;
+    return false;
+}
+
+void run_shape(const ModelSpec& m, const ClusterSpec& c, const Layout& base, const SearchSpace& sp, const Shape& s,
+               size_t top, bool pareto, Partial& out) {
+    const std::vector<int64_t> mbs = [&] {
+        if (sp.micro_batch) return std::vector<int64_t>{*sp.micro_batch};
+        std::vector<int64_t> v;
+        for (int64_t b = 1; b <= std::max<int64_t>(1, sp.max_micro_batch); b *= 2) v.push_back(b);
+        return v;
+    }();
+    const std::vector<int> zeros = sp.zero ? std::vector<int>{*sp.zero} : std::vector<int>{0, 1, 2, 3};
+    const std::vector<Recompute> rcs =
+        pinned_or(sp.recompute, {Recompute::none, Recompute::selective, Recompute::full});
+    const std::vector<bool> sps = sp.sequence_parallel ? std::vector<bool>{*sp.sequence_parallel}
+                                                        : (s.tp > 1 ? std::vector<bool>{true, false} : std::vector<bool>{false});
+    Plan p;         // reused for every variant of this shape
+    StepWork work;  // per-layer work, shared by the ZeRO stages and rank orders of one variant
+    Layout l = base;
+    l.tp = s.tp;
+    l.cp = s.cp;
+    l.pp = s.pp;
+    l.dp = s.dp;
+    l.ep = s.ep;
+    l.etp = s.etp;
+    const std::vector<std::array<Axis, 5>> ords = orders(m, s, sp);
+    for (const Variant& v : schedules(m, s, sp))
+        for (int64_t b : mbs)
+            for (Recompute rc : rcs)
+                for (bool seqpar : sps)
+                    for (int z : zeros)  // innermost: ZeRO stage and rank order share the per-layer work
+                        for (size_t oi = 0; oi < ords.size(); ++oi) {
+                            l.schedule = v.schedule;
+                            l.vpp = v.vpp;
+                            l.order = ords[oi];
+                            l.micro_batch = b;
+                            l.zero = z;
+                            l.recompute = rc;
+                            l.sequence_parallel = seqpar;
+                            ++out.evaluated;
+                            if (work.key != std::array<int64_t, 10>{l.tp, l.cp, l.ep, effective_etp(l), l.micro_batch,
+                                                                    l.seq_len, l.sequence_parallel ? 1 : 0,
+                                                                    static_cast<int64_t>(l.precision),
+                                                                    static_cast<int64_t>(l.recompute), 1})
+                                work = step_work(m, c, l);
+                            evaluate_into(m, c, l, p, /*stop_if_no_fit=*/true, &work);
+                            if (p.rejection) {
+                                ++out.rejected[p.rejection->code];
+                                continue;
+                            }
+                            if (!p.memory_fits) {
+                                // Memory does not depend on the rank order: the other orders miss by as much.
+                                const int64_t same = static_cast<int64_t>(ords.size() - oi);
+                                out.rejected["does_not_fit"] += same;
+                                out.evaluated += same - 1;
+                                const double miss = p.memory.total_bytes() - p.capacity_bytes;
+                                if (out.shortest_miss < 0 || miss < out.shortest_miss) out.shortest_miss = miss;
+                                break;
+                            }
+                            if (sp.no_crossing && crosses(p)) {
+                                ++out.rejected["crosses_domain"];
+                                continue;
+                            }
+                            ++out.feasible;
+                            const Scored sc{p.throughput.tokens_per_s_per_gpu, p.memory.total_bytes(), l};
+                            keep_top(out.top, sc, top);
+                            if (pareto) keep_pareto(out.pareto, sc);
+                        }
+}
+
+}  // namespace
+
+SearchResult search(const ModelSpec& m, const ClusterSpec& c, const Layout& base, const SearchSpace& space,
+                    const SearchOptions& opt) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::vector<Shape> all = shapes(m, c, space);
+    const int threads = std::max(1, opt.threads > 0 ? opt.threads : static_cast<int>(std::thread::hardware_concurrency()));
+    const size_t top = static_cast<size_t>(std::max(1, opt.top));
+    std::vector<Partial> parts(static_cast<size_t>(threads));
+    std::atomic<size_t> next{0};
+    std::atomic<int64_t> done{0};
+    auto worker = [&](Partial& part) {
+        for (size_t i; (i = next.fetch_add(1)) < all.size();) {
+            run_shape(m, c, base, space, all[i], top, opt.pareto, part);
+            done.fetch_add(1);
+        }
+    };
+    std::vector<std::thread> pool;
+    for (int t = 1; t < threads; ++t) pool.emplace_back(worker, std::ref(parts[static_cast<size_t>(t)]));
+    if (opt.progress) {
+        // The calling thread only reports progress; the first share of the work goes to the pool too.
+        pool.emplace_back(worker, std::ref(parts[0]));
+        while (done.load() < static_cast<int64_t>(all.size())) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+            opt.progress(done.load(), static_cast<int64_t>(all.size()),
+                         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+        }
+    } else {
+        worker(parts[0]);
+    }
+    for (std::thread& t : pool) t.join();
+
+    SearchResult r;
+    std::vector<Scored> top_all, front;
+    double miss = -1;
+    for (Partial& p : parts) {
+        r.evaluated += p.evaluated;
+        r.feasible += p.feasible;
+        for (const auto& [k, v] : p.rejected) r.rejected[k] += v;
+        for (const Scored& s : p.top) keep_top(top_all, s, top);
+        for (const Scored& s : p.pareto) keep_pareto(front, s);
+        if (p.shortest_miss >= 0 && (miss < 0 || p.shortest_miss < miss)) miss = p.shortest_miss;
+    }
+    r.shortest_miss_bytes = std::max(0.0, miss);
+    for (const Scored& s : top_all) r.best.push_back(evaluate(m, c, s.layout));
+    std::sort(front.begin(), front.end(), [](const Scored& a, const Scored& b) {
+        return a.memory_bytes != b.memory_bytes ? a.memory_bytes < b.memory_bytes : better(b, a);
+    });
+    for (const Scored& s : front) r.pareto.push_back(evaluate(m, c, s.layout));
+    r.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return r;
+}
+
+}  // namespace shardplan

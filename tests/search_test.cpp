@@ -1,0 +1,144 @@
+// The layout search: optimal by the planner's own model, respectful of pins, honest in its counts.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "shardplan/presets.h"
+#include "shardplan/search.h"
+
+using namespace shardplan;
+
+namespace {
+
+struct Problem {
+    ModelSpec model;
+    ClusterSpec cluster;
+    Layout base;
+};
+
+Problem llama70b_on_64() {
+    Problem s{preset_model("llama3-70b"), preset_cluster("dgx-h100"), Layout{}};
+    s.cluster.gpus = 64;
+    s.base.global_batch = 128;
+    s.base.seq_len = 4096;
+    return s;
+}
+
+int64_t sum(const std::map<std::string, int64_t>& m) {
+    int64_t n = 0;
+    for (const auto& [k, v] : m) n += v;
+    return n;
+}
+
+}  // namespace
+
+TEST(Search, Divisors) {
+    EXPECT_EQ(divisors(12), (std::vector<int64_t>{1, 2, 3, 4, 6, 12}));
+    EXPECT_EQ(divisors(1), (std::vector<int64_t>{1}));
+    EXPECT_EQ(divisors(49), (std::vector<int64_t>{1, 7, 49}));
+}
+
+TEST(Search, BestBeatsEveryRandomValidLayout) {
+    const Problem s = llama70b_on_64();
+    const SearchResult r = search(s.model, s.cluster, s.base, SearchSpace{}, {.top = 3});
+    ASSERT_FALSE(r.best.empty());
+    const double best = r.best.front().throughput.tokens_per_s_per_gpu;
+    for (size_t i = 1; i < r.best.size(); ++i)
+        EXPECT_GE(r.best[i - 1].throughput.tokens_per_s_per_gpu, r.best[i].throughput.tokens_per_s_per_gpu);
+    std::mt19937_64 rng(7);
+    auto pick = [&](std::vector<int64_t> v) { return v[std::uniform_int_distribution<size_t>(0, v.size() - 1)(rng)]; };
+    int feasible = 0;
+    for (int i = 0; i < 3000; ++i) {
+        Layout l = s.base;
+        l.tp = pick({1, 2, 4, 8});
+        l.pp = pick({1, 2, 4, 8});
+        l.cp = pick({1, 2});
+        l.dp = 64 / (l.tp * l.pp * l.cp);
+        if (l.dp < 1) continue;
+        l.micro_batch = pick({1, 2, 4});
+        l.zero = static_cast<int>(pick({0, 1, 2, 3}));
+        l.recompute = static_cast<Recompute>(pick({0, 1, 2}));
+        l.sequence_parallel = l.tp > 1 && pick({0, 1});
+        l.schedule = static_cast<Schedule>(pick({0, 1, 2, 3}));
+        l.vpp = l.schedule == Schedule::interleaved ? pick({2, 4}) : 1;
+        const Plan p = evaluate(s.model, s.cluster, l);
+        if (!p.feasible()) continue;
+        ++feasible;
+        EXPECT_LE(p.throughput.tokens_per_s_per_gpu, best * (1 + 1e-12)) << to_string(l);
+    }
+    EXPECT_GT(feasible, 100);
+}
+
+TEST(Search, PinnedDimensionsAreRespected) {
+    const Problem s = llama70b_on_64();
+    SearchSpace sp;
+    sp.tp = 4;
+    sp.zero = 1;
+    sp.recompute = Recompute::selective;
+    sp.micro_batch = 1;
+    const SearchResult r = search(s.model, s.cluster, s.base, sp, {.top = 10, .pareto = true});
+    ASSERT_FALSE(r.best.empty());
+    for (const std::vector<Plan>* v : {&r.best, &r.pareto})
+        for (const Plan& p : *v) {
+            EXPECT_EQ(p.layout.tp, 4);
+            EXPECT_EQ(p.layout.zero, 1);
+            EXPECT_EQ(p.layout.recompute, Recompute::selective);
+            EXPECT_EQ(p.layout.micro_batch, 1);
+        }
+}
+
+TEST(Search, RejectionsAddUpToEvaluatedMinusFeasible) {
+    const Problem s = llama70b_on_64();
+    const SearchResult r = search(s.model, s.cluster, s.base, SearchSpace{}, {});
+    EXPECT_GT(r.evaluated, 1000);
+    EXPECT_GT(r.feasible, 0);
+    EXPECT_EQ(sum(r.rejected), r.evaluated - r.feasible);
+    EXPECT_GT(r.rejected.at("does_not_fit"), 0);
+}
+
+TEST(Search, SameResultOnOneThreadAndMany) {
+    Problem s{preset_model("mixtral-8x7b"), preset_cluster("dgx-h100"), Layout{}};
+    s.cluster.gpus = 32;
+    s.base.global_batch = 64;
+    s.base.seq_len = 4096;
+    const SearchResult one = search(s.model, s.cluster, s.base, SearchSpace{}, {.top = 8, .pareto = true, .threads = 1});
+    const SearchResult many = search(s.model, s.cluster, s.base, SearchSpace{}, {.top = 8, .pareto = true, .threads = 4});
+    EXPECT_EQ(one.evaluated, many.evaluated);
+    EXPECT_EQ(one.feasible, many.feasible);
+    EXPECT_EQ(one.rejected, many.rejected);
+    ASSERT_EQ(one.best.size(), many.best.size());
+    for (size_t i = 0; i < one.best.size(); ++i) EXPECT_EQ(to_string(one.best[i].layout), to_string(many.best[i].layout));
+    ASSERT_EQ(one.pareto.size(), many.pareto.size());
+}
+
+TEST(Search, NoCrossingRejectsGroupsThatLeaveTheDomain) {
+    const Problem s = llama70b_on_64();
+    SearchSpace sp;
+    sp.no_crossing = true;
+    sp.tp = 16;  // TP16 on 8-GPU servers always crosses
+    const SearchResult r = search(s.model, s.cluster, s.base, sp, {});
+    EXPECT_EQ(r.feasible, 0);
+    EXPECT_GT(r.rejected.at("crosses_domain"), 0);
+    EXPECT_EQ(sum(r.rejected), r.evaluated);
+}
+
+TEST(Search, ParetoFrontIsNonDominated) {
+    const Problem s = llama70b_on_64();
+    const SearchResult r = search(s.model, s.cluster, s.base, SearchSpace{}, {.pareto = true});
+    ASSERT_GE(r.pareto.size(), 2u);
+    for (size_t i = 1; i < r.pareto.size(); ++i) {
+        EXPECT_GT(r.pareto[i].memory.total_bytes(), r.pareto[i - 1].memory.total_bytes());
+        EXPECT_GT(r.pareto[i].throughput.tokens_per_s_per_gpu, r.pareto[i - 1].throughput.tokens_per_s_per_gpu);
+    }
+    EXPECT_DOUBLE_EQ(r.pareto.back().throughput.tokens_per_s_per_gpu, r.best.front().throughput.tokens_per_s_per_gpu);
+}
+
+TEST(Search, NothingFitsIsAnAnswer) {
+    Problem s{preset_model("llama3-405b"), preset_cluster("dgx-h100"), Layout{}};
+    s.cluster.gpus = 8;
+    s.base.global_batch = 8;
+    const SearchResult r = search(s.model, s.cluster, s.base, SearchSpace{}, {});
+    EXPECT_TRUE(r.best.empty());
+    EXPECT_EQ(r.feasible, 0);
+    EXPECT_GT(r.shortest_miss_bytes, 0);
+}
