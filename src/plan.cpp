@@ -48,6 +48,7 @@ StepWork step_work(const ModelSpec& m, const ClusterSpec& c, const Layout& l) {
     w.dense = layer_work(m, c, l, false);
     if (m.moe) w.moe = layer_work(m, c, l, true);
     w.head = head_work(m, c, l);
+    w.memory = layer_memory(m, l);
     w.key = work_key(l);
     return w;
 }
@@ -61,7 +62,7 @@ Plan evaluate(const ModelSpec& m, const ClusterSpec& c, const Layout& l) {
     return plan;
 }
 
-void evaluate_into(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Plan& plan, bool stop_if_no_fit,
+void evaluate_into(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Plan& plan, bool lean,
                    const StepWork* work) {
     plan.capacity_bytes = c.gpu.hbm_usable_bytes;
     plan.rejection = check_layout(m, c, l);
@@ -89,35 +90,48 @@ void evaluate_into(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Pl
     }
 
     // 2. Memory of each stage at its peak: the fullest stage decides whether the layout fits.
+    // Stages with the same layers and ends form a class: they hold the same state and differ only in
+    // their in-flight activations, linearly, and that count never grows with the stage index. So each
+    // class is computed once, and its first stage is its fullest.
     const double chunk_share = l.schedule == Schedule::dualpipe ? 0.5 : 1.0;  // a micro-batch crosses one of its 2 stages
-    const LayerMemory layer_mem = layer_memory(m, l);
-    // Stages with the same layers and ends hold the same state; only their in-flight activations
-    // differ, linearly. Compute each such class once: memory at 0 micro-batches and per micro-batch.
-    struct MemClass { int64_t layers, moe_layers; bool first, last; MemoryBreakdown at0; double act_per_mb; };
-    thread_local std::vector<MemClass> classes;
+    const bool shared_work = work && work->key == work_key(l);
+    const LayerMemory own_mem = shared_work ? LayerMemory{} : layer_memory(m, l);
+    const LayerMemory& layer_mem = shared_work ? work->memory : own_mem;
+    struct StageClass {
+        const Stage* first;  // lowest-index member
+        int64_t count;
+        MemoryBreakdown at0;  // memory with no micro-batch in flight
+        double act_per_mb;
+        StageTimes times;
+    };
+    thread_local std::vector<StageClass> classes;
+    thread_local std::vector<size_t> class_of;
     classes.clear();
-    double worst_mem = -1;
+    class_of.clear();
     for (const Stage& s : stages) {
-        const MemClass* k = nullptr;
-        for (const MemClass& x : classes)
-            if (x.layers == s.layers && x.moe_layers == s.moe_layers && x.first == s.first && x.last == s.last) k = &x;
-        if (!k) {
-            classes.push_back({s.layers, s.moe_layers, s.first, s.last, stage_memory(m, c, l, s, 0.0, layer_mem),
-                               stage_activation_bytes_per_micro_batch(c, s, layer_mem)});
-            k = &classes.back();
-        }
-        const double in_flight = in_flight_micro_batches(l, s.index, mb);
-        StageReport r{s, k->at0, in_flight, {}};
-        r.memory.activations_bytes += in_flight * k->act_per_mb;
-        if (r.memory.total_bytes() > worst_mem) {
-            worst_mem = r.memory.total_bytes();
-            plan.worst_memory_stage = s.index;
-        }
-        plan.stages.push_back(r);
+        size_t k = 0;
+        while (k < classes.size() && !(classes[k].first->layers == s.layers && classes[k].first->moe_layers == s.moe_layers &&
+                                       classes[k].first->first == s.first && classes[k].first->last == s.last))
+            ++k;
+        if (k == classes.size())
+            classes.push_back({&s, 0, stage_memory(m, c, l, s, 0.0, layer_mem),
+                               stage_activation_bytes_per_micro_batch(c, s, layer_mem), {}});
+        ++classes[k].count;
+        class_of.push_back(k);
     }
-    plan.memory = plan.stages[plan.worst_memory_stage].memory;
+    double worst_mem = -1;
+    for (const StageClass& k : classes) {
+        MemoryBreakdown mem = k.at0;
+        mem.activations_bytes += in_flight_micro_batches(l, k.first->index, mb) * k.act_per_mb;
+        if (mem.total_bytes() > worst_mem ||
+            (mem.total_bytes() == worst_mem && k.first->index < plan.worst_memory_stage)) {
+            worst_mem = mem.total_bytes();
+            plan.worst_memory_stage = k.first->index;
+            plan.memory = mem;
+        }
+    }
     plan.memory_fits = plan.memory.total_bytes() <= plan.capacity_bytes;
-    if (stop_if_no_fit && !plan.memory_fits) return;
+    if (lean && !plan.memory_fits) return;
 
     // Groups onto the machine: which tier each axis's traffic takes.
     place_groups(c, l, plan.groups);
@@ -125,8 +139,8 @@ void evaluate_into(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Pl
     const Efficiency& eff = c.gpu.eff;
 
     // 3. Work of one layer for one micro-batch on one GPU (dense and MoE layers), and the LM head.
-    const StepWork own = work && work->key == work_key(l) ? StepWork{} : step_work(m, c, l);
-    const StepWork& w = work && work->key == work_key(l) ? *work : own;
+    const StepWork own = shared_work ? StepWork{} : step_work(m, c, l);
+    const StepWork& w = shared_work ? *work : own;
     const LayerWork& dense = w.dense;
     const LayerWork& moe = w.moe;
     const LayerWork& head = w.head;
@@ -147,27 +161,36 @@ void evaluate_into(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Pl
         std::max(0.0, 2.0 * static_cast<double>(l.cp - 1) * cp.time_s - eff.overlap_cp * 2.5 * dense.attn_fwd_s);
     const double ep_exp = (1.0 - eff.overlap_ep) * ep.time_s;
 
-    // 5. Each stage's per-micro-batch times, with the per-layer traffic that stays exposed.
-    double slowest = -1;
-    thread_local std::vector<StageTimes> times;
-    times.clear();
-    for (StageReport& r : plan.stages) {
-        const Stage& s = r.stage;
+    // 5. Each stage class's per-micro-batch times, with the per-layer traffic that stays exposed.
+    double sum_totals = 0;
+    const StageClass* critical = nullptr;
+    for (StageClass& k : classes) {
+        const Stage& s = *k.first;
         const double nd = static_cast<double>(s.layers - s.moe_layers) * chunk_share;
         const double ne = static_cast<double>(s.moe_layers) * chunk_share;
         const double n = nd + ne;
-        StageTimes t;
+        StageTimes& t = k.times;
         t.fwd_s = nd * dense.fwd_s + ne * moe.fwd_s + (s.last ? head.fwd_s : 0) +
                   n * (l.tp > 1 ? 2 : 0) * tp_exp + (l.cp > 1 ? n * cp_fwd_exp : 0) + ne * (has_ep ? 2 : 0) * ep_exp;
         t.bwd_s = nd * (dense.bwd_s + dense.recompute_s) + ne * (moe.bwd_s + moe.recompute_s) +
                   (s.last ? head.bwd_s : 0) + n * static_cast<double>(l.tp > 1 ? 2 + 2 * recompute_fwd : 0) * tp_exp +
                   (l.cp > 1 ? n * cp_bwd_exp : 0) + ne * static_cast<double>(has_ep ? 2 + 2 * recompute_fwd : 0) * ep_exp;
         t.wgrad_s = nd * dense.wgrad_s + ne * moe.wgrad_s + (s.last ? head.wgrad_s : 0);
-        r.times = t;
-        times.push_back(t);
-        if (t.total() > slowest) {
-            slowest = t.total();
-            plan.critical_stage = s.index;
+        sum_totals += static_cast<double>(k.count) * t.total();
+        if (!critical || t.total() > critical->times.total() ||
+            (t.total() == critical->times.total() && s.index < critical->first->index))
+            critical = &k;
+    }
+    plan.critical_stage = critical->first->index;
+    // Every stage's report (the search reads only the totals and skips them).
+    if (!lean) {
+        plan.stages.reserve(stages.size());
+        for (size_t i = 0; i < stages.size(); ++i) {
+            const StageClass& k = classes[class_of[i]];
+            const double in_flight = in_flight_micro_batches(l, stages[i].index, mb);
+            StageReport r{stages[i], k.at0, in_flight, k.times};
+            r.memory.activations_bytes += in_flight * k.act_per_mb;
+            plan.stages.push_back(r);
         }
     }
 
@@ -182,7 +205,7 @@ void evaluate_into(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Pl
     const double recompute_mb = cnd * dense.recompute_s + cne * moe.recompute_s;
     plan.time.compute_s = dm * compute_mb;
     plan.time.recompute_s = dm * recompute_mb;
-    plan.time.bubble_s = bubble_time_s(l, times);
+    plan.time.bubble_s = bubble_time_s(l, sum_totals, critical->times);
 
     // 7. Per-axis totals on the critical stage. TP, CP, EP: per layer per micro-batch.
     const double step_flops = dm * (cnd * dense.model_flops + cne * moe.model_flops + (cs.last ? head.model_flops : 0) +
@@ -218,8 +241,8 @@ void evaluate_into(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Pl
     // the updated parameters before the next forward; ZeRO-3 gathers them per micro-batch, twice.
     const StageParams owned = stage_params(m, l, cs, layer_mem);
     const double gbytes = l.grad_dtype == GradDtype::fp32 ? 4.0 : 2.0;
-    const double fwd_window = eff.overlap_dp * plan.stages[plan.critical_stage].times.fwd_s;
-    const double bwd_window = eff.overlap_dp * plan.stages[plan.critical_stage].times.bwd_s;
+    const double fwd_window = eff.overlap_dp * critical->times.fwd_s;
+    const double bwd_window = eff.overlap_dp * critical->times.bwd_s;
     struct DpPart { Axis axis; double params; };
     const GroupPlacement& dense_g = group(plan.groups, Axis::dp);
     for (DpPart part : {DpPart{Axis::dp, owned.dense}, DpPart{Axis::edp, owned.expert}}) {

@@ -86,19 +86,20 @@ double in_flight_micro_batches(const Layout& l, int64_t stage, int64_t m) {
 }
 
 double bubble_time_s(const Layout& l, const std::vector<StageTimes>& stages) {
-    if (l.pp <= 1 || stages.empty()) return 0.0;
-    double sum = 0, slowest = 0, F = 0, B = 0, W = 0;
+    double sum = 0;
+    StageTimes slowest;
     for (const StageTimes& s : stages) {
         sum += s.total();
-        if (s.total() >= slowest) {
-            slowest = s.total();
-            F = s.fwd_s;
-            B = s.bwd_s;
-            W = s.wgrad_s;
-        }
+        if (s.total() > slowest.total()) slowest = s;
     }
+    return bubble_time_s(l, sum, slowest);
+}
+
+double bubble_time_s(const Layout& l, double sum, const StageTimes& slowest) {
+    if (l.pp <= 1) return 0.0;
+    const double F = slowest.fwd_s, B = slowest.bwd_s, W = slowest.wgrad_s;
     // Fill + drain: every other stage's forward and backward once (uniform stages: (pp−1)(F+B)).
-    const double fill = sum - slowest;
+    const double fill = sum - slowest.total();
     const double FB = F + B;
     switch (l.schedule) {
         case Schedule::gpipe:

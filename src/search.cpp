@@ -187,7 +187,7 @@ void run_shape(const ModelSpec& m, const ClusterSpec& c, const Layout& base, con
                                                                     static_cast<int64_t>(l.precision),
                                                                     static_cast<int64_t>(l.recompute), 1})
                                 work = step_work(m, c, l);
-                            evaluate_into(m, c, l, p, /*stop_if_no_fit=*/true, &work);
+                            evaluate_into(m, c, l, p, /*lean=*/true, &work);
                             if (p.rejection) {
                                 ++out.rejected[p.rejection->code];
                                 continue;

@@ -88,22 +88,23 @@ struct Plan {
 
 Plan evaluate(const ModelSpec& m, const ClusterSpec& c, const Layout& l);
 
-/// The per-layer work of a layout (a dense, a MoE and the LM-head layer for one micro-batch). It depends
+/// The per-layer work and memory of a layout (a dense, a MoE and the LM-head layer for one micro-batch). It depends
 /// only on the fields in `key`, so a search can compute it once and share it across ZeRO stages and
 /// rank orders of the same model on the same cluster.
 struct StepWork {
     LayerWork dense, moe, head;
+    LayerMemory memory;
     std::array<int64_t, 10> key{};
 };
 StepWork step_work(const ModelSpec& m, const ClusterSpec& c, const Layout& l);
 
 /// evaluate() into an existing Plan, reusing its storage and leaving its model, cluster and layout
 /// copies untouched (they may be stale): for loops that evaluate millions of layouts and read only
-/// the results. Everything else in `out` is overwritten. With `stop_if_no_fit`, a layout that does not
-/// fit in memory stops after the memory (time, comm and throughput stay zero).
+/// the results. Everything else in `out` is overwritten. With `lean` (the search), per-stage reports
+/// are not filled, and a layout that does not fit stops after its memory (no time, comm or throughput).
 /// `work`, when given, must come from step_work() for the same model and cluster; it is used only if its
 /// key matches this layout, and recomputed otherwise.
-void evaluate_into(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Plan& out, bool stop_if_no_fit = false,
+void evaluate_into(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Plan& out, bool lean = false,
                    const StepWork* work = nullptr);
 
 }  // namespace shardplan

@@ -40,5 +40,7 @@ struct StageTimes {
 /// Idle time of the critical rank: the pipeline fill and drain the schedule cannot hide.
 /// `stages` holds each rank's per-micro-batch times; the slowest sets the steady state.
 double bubble_time_s(const Layout& l, const std::vector<StageTimes>& stages);
+/// The same from the sum of all stages' F + B and the slowest stage's times (the first slowest).
+double bubble_time_s(const Layout& l, double sum_of_stage_totals, const StageTimes& slowest);
 
 }  // namespace shardplan
