@@ -53,6 +53,17 @@ StepWork step_work(const ModelSpec& m, const ClusterSpec& c, const Layout& l) {
     return w;
 }
 
+double tokens_per_s_per_gpu_bound(const ModelSpec& m, const ClusterSpec& c, const Layout& l, const StepWork& w) {
+    const double n_moe = static_cast<double>(moe_layers_in(m, 0, m.layers));
+    const double n_dense = static_cast<double>(m.layers) - n_moe;
+    const double per_mb = n_dense * (w.dense.fwd_s + w.dense.bwd_s + w.dense.recompute_s) +
+                          n_moe * (w.moe.fwd_s + w.moe.bwd_s + w.moe.recompute_s) + w.head.fwd_s + w.head.bwd_s;
+    // The slowest stage does at least the average share of the work, m times.
+    const double step_lb = static_cast<double>(micro_batches(l)) * per_mb / static_cast<double>(l.pp);
+    if (step_lb <= 0) return 1e300;
+    return static_cast<double>(global_batch(l)) * static_cast<double>(l.seq_len) / (step_lb * static_cast<double>(c.gpus));
+}
+
 Plan evaluate(const ModelSpec& m, const ClusterSpec& c, const Layout& l) {
     Plan plan;
     plan.model = m;
@@ -62,7 +73,7 @@ Plan evaluate(const ModelSpec& m, const ClusterSpec& c, const Layout& l) {
     return plan;
 }
 
-void evaluate_into(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Plan& plan, bool lean,
+void evaluate_into(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Plan& plan, Depth depth,
                    const StepWork* work) {
     plan.capacity_bytes = c.gpu.hbm_usable_bytes;
     plan.rejection = check_layout(m, c, l);
@@ -131,10 +142,11 @@ void evaluate_into(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Pl
         }
     }
     plan.memory_fits = plan.memory.total_bytes() <= plan.capacity_bytes;
-    if (lean && !plan.memory_fits) return;
+    if (depth == Depth::lean && !plan.memory_fits) return;
 
     // Groups onto the machine: which tier each axis's traffic takes.
     place_groups(c, l, plan.groups);
+    if (depth == Depth::memory) return;
     const Fabric fabric = make_fabric(c);
     const Efficiency& eff = c.gpu.eff;
 
@@ -183,7 +195,7 @@ void evaluate_into(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Pl
     }
     plan.critical_stage = critical->first->index;
     // Every stage's report (the search reads only the totals and skips them).
-    if (!lean) {
+    if (depth == Depth::full) {
         plan.stages.reserve(stages.size());
         for (size_t i = 0; i < stages.size(); ++i) {
             const StageClass& k = classes[class_of[i]];

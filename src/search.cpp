@@ -187,7 +187,13 @@ void run_shape(const ModelSpec& m, const ClusterSpec& c, const Layout& base, con
                                                                     static_cast<int64_t>(l.precision),
                                                                     static_cast<int64_t>(l.recompute), 1})
                                 work = step_work(m, c, l);
-                            evaluate_into(m, c, l, p, /*lean=*/true, &work);
+                            // Exact pruning, independent of threads: this shape's own top list already
+                            // holds `top` layouts faster than any this variant could be, so the global
+                            // top list cannot want it; only whether it fits is still counted.
+                            const bool hopeless = !pareto && out.top.size() == top &&
+                                                  tokens_per_s_per_gpu_bound(m, c, l, work) <
+                                                      out.top.back().tokens_per_s_per_gpu;
+                            evaluate_into(m, c, l, p, hopeless ? Depth::memory : Depth::lean, &work);
                             if (p.rejection) {
                                 ++out.rejected[p.rejection->code];
                                 continue;
@@ -206,6 +212,7 @@ void run_shape(const ModelSpec& m, const ClusterSpec& c, const Layout& base, con
                                 continue;
                             }
                             ++out.feasible;
+                            if (hopeless) continue;
                             const Scored sc{p.throughput.tokens_per_s_per_gpu, p.memory.total_bytes(), l};
                             keep_top(out.top, sc, top);
                             if (pareto) keep_pareto(out.pareto, sc);

@@ -98,13 +98,24 @@ struct StepWork {
 };
 StepWork step_work(const ModelSpec& m, const ClusterSpec& c, const Layout& l);
 
+/// How much of the step evaluate_into() computes.
+enum class Depth {
+    full,    // everything, as evaluate()
+    lean,    // no per-stage reports; a layout that does not fit stops after its memory
+    memory,  // memory and group placement only: whether it fits (the search's bound-pruned layouts)
+};
+
 /// evaluate() into an existing Plan, reusing its storage and leaving its model, cluster and layout
 /// copies untouched (they may be stale): for loops that evaluate millions of layouts and read only
-/// the results. Everything else in `out` is overwritten. With `lean` (the search), per-stage reports
-/// are not filled, and a layout that does not fit stops after its memory (no time, comm or throughput).
+/// the results. Everything else in `out` is overwritten; what `depth` skips stays zero.
 /// `work`, when given, must come from step_work() for the same model and cluster; it is used only if its
 /// key matches this layout, and recomputed otherwise.
-void evaluate_into(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Plan& out, bool lean = false,
+void evaluate_into(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Plan& out, Depth depth = Depth::full,
                    const StepWork* work = nullptr);
+
+/// An upper bound on tokens/s per GPU for any layout sharing `work`: compute alone, spread evenly over
+/// the pipeline stages, with no communication, bubble or optimizer. The search skips timing layouts
+/// whose bound cannot reach the results it already holds.
+double tokens_per_s_per_gpu_bound(const ModelSpec& m, const ClusterSpec& c, const Layout& l, const StepWork& work);
 
 }  // namespace shardplan
