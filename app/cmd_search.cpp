@@ -10,8 +10,10 @@
 #include "commands.h"
 #include "scenario.h"
 #include "shardplan/error.h"
+#include "shardplan/export.h"
 #include "shardplan/report.h"
 #include "shardplan/search.h"
+#include "shardplan/table.h"
 
 namespace shardplan::app {
 
@@ -68,7 +70,7 @@ Run setup_search(CLI::App& cmd) {
         int top = 5, threads = 0;
         int64_t max_tp = 0, max_cp = 0, max_pp = 0, max_mb = 16;
         bool json = false, pareto = false, no_crossing = false;
-        std::string color = "auto";
+        std::string color = "auto", format = "table", export_to;
     };
     auto o = std::make_shared<Opts>();
     add_scenario_flags(cmd, o->flags);
@@ -80,49 +82,23 @@ Run setup_search(CLI::App& cmd) {
     cmd.add_option("--max-pp", o->max_pp, "Largest pp to consider");
     cmd.add_option("--max-micro-batch", o->max_mb, "Largest micro-batch to consider (powers of two up to it; default 16)");
     cmd.add_option("--threads", o->threads, "Worker threads (default: all cores)");
-    cmd.add_flag("--json", o->json, "Print the result as JSON (docs/json.md)");
+    add_format_flags(cmd, o->format, o->json);
+    cmd.add_option("--export", o->export_to, "Print the best layout as a megatron | torchtitan | deepspeed config instead");
     cmd.add_option("--color", o->color, "auto | always | never");
     return [o]() {
         const bool color = use_color(o->color);
+        const OutputFormat fmt = output_format(o->format, o->json);
+        std::optional<Framework> framework;
+        if (!o->export_to.empty()) {
+            framework = parse_enum<Framework>(o->export_to);
+            if (!framework) throw ConfigError("--export", "one of " + enum_choices<Framework>() + ", got \"" + o->export_to + "\"");
+        }
         if (o->top < 1 || o->top > 1000) throw ConfigError("--top", "an integer in [1, 1000]");
         if (o->threads < 0 || o->threads > 256) throw ConfigError("--threads", "an integer in [0, 256]");
         if (o->max_mb < 1) throw ConfigError("--max-micro-batch", "a positive integer");
         const ScenarioFlags& f = o->flags;
         const Case base = resolve_base(f);
-        SearchSpace sp;
-        // Every degree flag pins that dimension; the scenario's own degrees are ignored.
-        sp.tp = f.tp;
-        sp.cp = f.cp;
-        sp.pp = f.pp;
-        sp.dp = f.dp;
-        sp.ep = f.ep;
-        sp.etp = f.etp;
-        sp.vpp = f.vpp;
-        sp.micro_batch = f.micro_batch;
-        if (f.zero) {
-            if (*f.zero < 0 || *f.zero > 3) throw ConfigError("--zero", "0, 1, 2 or 3");
-            sp.zero = static_cast<int>(*f.zero);
-        }
-        for (auto [value, name] : {std::pair{f.tp, "--tp"}, {f.cp, "--cp"}, {f.pp, "--pp"}, {f.dp, "--dp"},
-                                   {f.ep, "--ep"}, {f.etp, "--etp"}, {f.vpp, "--vpp"}, {f.micro_batch, "--micro-batch"}})
-            if (value && *value <= 0) throw ConfigError(name, "a positive integer");
-        if (!f.recompute.empty()) {
-            sp.recompute = parse_enum<Recompute>(f.recompute);
-            if (!sp.recompute) throw ConfigError("--recompute", "one of " + enum_choices<Recompute>());
-        }
-        if (!f.schedule.empty()) {
-            sp.schedule = parse_enum<Schedule>(f.schedule);
-            if (!sp.schedule) throw ConfigError("--schedule", "one of " + enum_choices<Schedule>());
-        }
-        if (!f.sequence_parallel.empty()) {
-            if (f.sequence_parallel != "true" && f.sequence_parallel != "false")
-                throw ConfigError("--sequence-parallel", "true or false");
-            sp.sequence_parallel = f.sequence_parallel == "true";
-        }
-        if (!f.order.empty()) {
-            sp.order = parse_order(f.order);
-            if (!sp.order) throw ConfigError("--order", "a permutation of tp, cp, ep, dp, pp joined by '-'");
-        }
+        SearchSpace sp = search_space_from_flags(f);
         sp.max_tp = o->max_tp;
         sp.max_cp = o->max_cp;
         sp.max_pp = o->max_pp;
@@ -133,7 +109,7 @@ Run setup_search(CLI::App& cmd) {
         opt.top = o->top;
         opt.pareto = o->pareto;
         opt.threads = o->threads;
-        const bool tty = isatty(STDERR_FILENO) != 0 && !o->json;
+        const bool tty = isatty(STDERR_FILENO) != 0 && fmt == OutputFormat::as_table;
         if (tty)
             opt.progress = [](int64_t done, int64_t total, double elapsed) {
                 if (elapsed < 1.0 || total == 0) return;
@@ -144,8 +120,22 @@ Run setup_search(CLI::App& cmd) {
             };
         const SearchResult r = search(base.model, base.cluster, base.layout, sp, opt);
         if (tty && r.elapsed_s >= 1.0) std::fprintf(stderr, "\r%60s\r", "");
-        if (o->json) {
+        if (framework) {
+            if (r.best.empty()) throw ConfigError("--export", "a layout that fits; none does (search without --export for why)");
+            const Plan& b = r.best.front();
+            const Export e = export_config(base.model, base.cluster, b.layout, *framework);
+            if (e.refusal) throw ConfigError("--export", "a layout " + enum_choices<Framework>() + " can express; the best (" +
+                                                             to_string(b.layout) + ") cannot: " + *e.refusal);
+            std::cout << e.text;
+            return 0;
+        }
+        if (fmt == OutputFormat::as_json) {
             std::cout << result_json(r, o->pareto).dump(2) << "\n";
+            return 0;
+        }
+        if (fmt == OutputFormat::as_csv || fmt == OutputFormat::as_markdown) {
+            const Table t = search_table(r);
+            std::cout << (fmt == OutputFormat::as_csv ? to_csv(t) : to_markdown(t));
             return 0;
         }
         const Layout& b = base.layout;

@@ -20,5 +20,8 @@ Run setup_presets(CLI::App& cmd);
 Run setup_validate(CLI::App& cmd);
 Run setup_calibrate(CLI::App& cmd);
 Run setup_search(CLI::App& cmd);
+Run setup_model(CLI::App& cmd);
+Run setup_export(CLI::App& cmd);
+Run setup_sweep(CLI::App& cmd);
 
 }  // namespace shardplan::app

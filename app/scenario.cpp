@@ -9,11 +9,11 @@
 
 namespace shardplan::app {
 
-void add_scenario_flags(CLI::App& cmd, ScenarioFlags& f, bool with_degrees) {
+void add_scenario_flags(CLI::App& cmd, ScenarioFlags& f, bool with_degrees, bool with_sizes) {
     cmd.add_option("--case", f.case_file, "A case JSON file (../shared/validation format); flags override its fields");
-    cmd.add_option("--model", f.model, "Model preset name or model JSON file");
+    cmd.add_option("--model", f.model, "Model preset name, model JSON file or Hugging Face config.json");
     cmd.add_option("--cluster", f.cluster, "Cluster preset name, cluster JSON file or calibrated profile");
-    cmd.add_option("--gpus", f.gpus, "Number of GPUs");
+    if (with_sizes) cmd.add_option("--gpus", f.gpus, "Number of GPUs");
     if (with_degrees) {
         cmd.add_option("--tp", f.tp, "Tensor-parallel degree");
         cmd.add_option("--cp", f.cp, "Context-parallel degree");
@@ -30,16 +30,17 @@ void add_scenario_flags(CLI::App& cmd, ScenarioFlags& f, bool with_degrees) {
         cmd.add_option("--grad-dtype", f.grad_dtype, "bf16 | fp32 (Megatron keeps fp32 main gradients)");
         cmd.add_option("--order", f.order, "Rank order, innermost first (default tp-cp-ep-dp-pp)");
     }
-    cmd.add_option("--global-batch", f.global_batch, "Sequences per step");
-    cmd.add_option("--seq-len", f.seq_len, "Tokens per sequence");
+    if (with_sizes) {
+        cmd.add_option("--global-batch", f.global_batch, "Sequences per step");
+        cmd.add_option("--seq-len", f.seq_len, "Tokens per sequence");
+    }
     cmd.add_option("--precision", f.precision, "bf16 | fp16 | fp8 | mxfp8 | nvfp4");
 }
 
 ModelSpec model_from_arg(const std::string& arg, const std::string& field) {
     if (has_model_preset(arg)) return preset_model(arg, field);
-    if (arg.size() > 5 && arg.ends_with(".json") && std::filesystem::exists(arg))
-        return model_from_json(read_json_file(arg, field), "model");
-    return preset_model(arg, field);  // throws the list of presets
+    if (arg.ends_with(".json")) return model_from_file(arg, field);  // shardplan model or Hugging Face config
+    return preset_model(arg, field);                                  // throws the list of presets
 }
 
 ClusterSpec cluster_from_arg(const std::string& arg, const std::string& field) {
@@ -75,7 +76,8 @@ Case resolve_scenario(const ScenarioFlags& f) {
     Case c;
     const bool from_defaults = f.case_file.empty() && f.model.empty() && f.cluster.empty();
     if (!f.case_file.empty()) {
-        c = case_from_json(read_json_file(f.case_file, "--case"));
+        c = case_from_json(read_json_file(f.case_file, "--case"), "",
+                           std::filesystem::path(f.case_file).parent_path().string());
     } else {
         const Scenario s = default_scenario();
         c.model = s.model;
@@ -141,6 +143,55 @@ bool use_color(const std::string& mode) {
     if (mode == "never") return false;
     if (mode != "auto") throw ConfigError("--color", "auto, always or never, got \"" + mode + "\"");
     return isatty(STDOUT_FILENO) != 0 && std::getenv("NO_COLOR") == nullptr;
+}
+
+SearchSpace search_space_from_flags(const ScenarioFlags& f) {
+    SearchSpace sp;
+    // Every degree flag pins that dimension; the scenario's own degrees are ignored.
+    sp.tp = f.tp;
+    sp.cp = f.cp;
+    sp.pp = f.pp;
+    sp.dp = f.dp;
+    sp.ep = f.ep;
+    sp.etp = f.etp;
+    sp.vpp = f.vpp;
+    sp.micro_batch = f.micro_batch;
+    if (f.zero) {
+        if (*f.zero < 0 || *f.zero > 3) throw ConfigError("--zero", "0, 1, 2 or 3");
+        sp.zero = static_cast<int>(*f.zero);
+    }
+    for (auto [value, name] : {std::pair{f.tp, "--tp"}, {f.cp, "--cp"}, {f.pp, "--pp"}, {f.dp, "--dp"},
+                               {f.ep, "--ep"}, {f.etp, "--etp"}, {f.vpp, "--vpp"}, {f.micro_batch, "--micro-batch"}})
+        if (value && *value <= 0) throw ConfigError(name, "a positive integer");
+    if (!f.recompute.empty()) {
+        sp.recompute = parse_enum<Recompute>(f.recompute);
+        if (!sp.recompute) throw ConfigError("--recompute", "one of " + enum_choices<Recompute>());
+    }
+    if (!f.schedule.empty()) {
+        sp.schedule = parse_enum<Schedule>(f.schedule);
+        if (!sp.schedule) throw ConfigError("--schedule", "one of " + enum_choices<Schedule>());
+    }
+    if (!f.sequence_parallel.empty()) {
+        if (f.sequence_parallel != "true" && f.sequence_parallel != "false")
+            throw ConfigError("--sequence-parallel", "true or false");
+        sp.sequence_parallel = f.sequence_parallel == "true";
+    }
+    if (!f.order.empty()) {
+        sp.order = parse_order(f.order);
+        if (!sp.order) throw ConfigError("--order", "a permutation of tp, cp, ep, dp, pp joined by '-'");
+    }
+    return sp;
+}
+
+OutputFormat output_format(const std::string& format, bool json) {
+    if (json) return OutputFormat::as_json;
+    if (auto f = parse_enum<OutputFormat>(format)) return *f;
+    throw ConfigError("--format", "one of " + enum_choices<OutputFormat>() + ", got \"" + format + "\"");
+}
+
+void add_format_flags(CLI::App& cmd, std::string& format, bool& json) {
+    cmd.add_option("--format", format, "table | json | csv | markdown (default table)");
+    cmd.add_flag("--json", json, "Short for --format json (docs/json.md)");
 }
 
 }  // namespace shardplan::app

@@ -9,6 +9,8 @@
 #include <CLI/CLI.hpp>
 
 #include "shardplan/io.h"
+#include "shardplan/search.h"
+#include "shardplan/table.h"
 
 namespace shardplan::app {
 
@@ -17,8 +19,9 @@ struct ScenarioFlags {
     std::optional<int64_t> gpus, tp, cp, pp, dp, ep, etp, vpp, micro_batch, global_batch, seq_len, zero;
 };
 
-/// Registers the shared flags on a subcommand. `with_degrees` = false for commands that choose them.
-void add_scenario_flags(CLI::App& cmd, ScenarioFlags& f, bool with_degrees = true);
+/// Registers the shared flags on a subcommand. `with_degrees` = false for commands that choose them;
+/// `with_sizes` = false for sweep, which takes --gpus, --seq-len and --global-batch as lists.
+void add_scenario_flags(CLI::App& cmd, ScenarioFlags& f, bool with_degrees = true, bool with_sizes = true);
 
 Case resolve_scenario(const ScenarioFlags& f);
 /// Model, cluster and training settings only (seq_len, global batch, precision, grad dtype): what a
@@ -30,7 +33,15 @@ ModelSpec model_from_arg(const std::string& arg, const std::string& field);
 /// Reads a cluster given as a preset name or a JSON file path (a cluster object or calibrated profile).
 ClusterSpec cluster_from_arg(const std::string& arg, const std::string& field);
 
+/// Every degree and setting flag given pins that dimension of a search; the case's own degrees do not.
+SearchSpace search_space_from_flags(const ScenarioFlags& f);
+
 /// --color auto|always|never → whether to emit ANSI colours on stdout.
 bool use_color(const std::string& mode);
+
+/// --format table|json|csv|markdown, with --json as the short form of --format json.
+OutputFormat output_format(const std::string& format, bool json);
+/// Registers --format and --json on a command.
+void add_format_flags(CLI::App& cmd, std::string& format, bool& json);
 
 }  // namespace shardplan::app

@@ -2,6 +2,7 @@
 #include "shardplan/io.h"
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <initializer_list>
 #include <sstream>
@@ -9,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "shardplan/error.h"
+#include "shardplan/hf.h"
 #include "shardplan/presets.h"
 
 namespace shardplan {
@@ -124,8 +126,31 @@ json read_json_file(const std::string& file, const std::string& field) {
     }
 }
 
-ModelSpec model_from_json(const json& j, const std::string& path) {
-    if (j.is_string()) return preset_model(j.get<std::string>(), path);
+ModelSpec model_from_file(const std::string& file, const std::string& field) {
+    const json j = read_json_file(file, field);
+    if (!looks_like_hf_config(j)) return model_from_json(j, field);
+    ModelSpec m = model_from_hf_config(j, field);
+    // A config.json without _name_or_path is named after its folder (…/Llama-3.1-8B/config.json) or file.
+    if (!j.contains("_name_or_path")) {
+        const std::filesystem::path p(file);
+        m.name = p.stem() == "config" && p.has_parent_path() && !p.parent_path().filename().empty()
+                     ? p.parent_path().filename().string()
+                     : p.stem().string();
+    }
+    return m;
+}
+
+ModelSpec model_from_json(const json& j, const std::string& path, const std::string& base_dir) {
+    if (j.is_string()) {
+        // A preset name, or the path of a model file (shardplan's format or a Hugging Face config.json),
+        // relative to the case file's folder.
+        const std::string name = j.get<std::string>();
+        if (has_model_preset(name) || !name.ends_with(".json")) return preset_model(name, path);
+        const std::filesystem::path p(name);
+        const std::string file = p.is_absolute() || base_dir.empty() ? name : (std::filesystem::path(base_dir) / p).string();
+        return model_from_file(file, path);
+    }
+    if (looks_like_hf_config(j)) return model_from_hf_config(j, path);
     Reader r(j, path);
     r.only({"name", "preset", "layers", "hidden", "ffn_hidden", "heads", "kv_heads", "head_dim", "vocab", "mlp", "norm",
             "tied_embeddings", "attention", "mla", "moe", "linear_bias", "qkv_bias", "qk_norm", "params_b",
@@ -308,7 +333,7 @@ Measured measured_from_json(const json& j, const std::string& path) {
     return m;
 }
 
-Case case_from_json(const json& j, const std::string& path) {
+Case case_from_json(const json& j, const std::string& path, const std::string& base_dir) {
     Reader r(j, path);
     auto sub = [&](const char* key) { return path.empty() ? std::string(key) : path + "." + key; };
     Case c;
@@ -317,7 +342,7 @@ Case case_from_json(const json& j, const std::string& path) {
     r.require("model");
     r.require("cluster");
     r.require("layout");
-    c.model = model_from_json(r.raw("model"), sub("model"));
+    c.model = model_from_json(r.raw("model"), sub("model"), base_dir);
     c.cluster = cluster_from_json(r.raw("cluster"), sub("cluster"));
     c.layout = layout_from_json(r.raw("layout"), sub("layout"));
     if (r.has("measured")) c.measured = measured_from_json(r.raw("measured"), sub("measured"));

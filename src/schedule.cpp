@@ -12,24 +12,45 @@ namespace shardplan {
 
 namespace {
 
-// Layers of part i when n layers are split into k consecutive parts: the remainder goes to the middle
-// parts first (1 .. k−2), then to the last, then to the first. O(1) per part, no allocation.
-int64_t part_layers(int64_t n, int64_t k, int64_t i) {
-    const int64_t base = n / k, extra = n % k, middle = std::max<int64_t>(0, k - 2);
+// Layers of part i when n layers are split into k consecutive parts, no part above c = ceil(n/k):
+// the middle parts take c each and the two ends share the rest, the first end the larger half (the
+// last also carries the LM head). Megatron-LM expresses exactly this with
+// --decoder-first/last-pipeline-num-layers. When that would leave an end with fewer than one layer,
+// the remainder of an even split goes to the middle parts first, then the last, then the first.
+struct Split {
+    int64_t n, k, c, first, last;
+    bool ends;  // the ends-take-the-rest form applies
+};
+
+Split make_split(int64_t n, int64_t k) {
+    Split s{n, k, (n + k - 1) / k, 0, 0, false};
+    if (k >= 3 && n % k != 0) {
+        const int64_t rest = n - (k - 2) * s.c;
+        if (rest >= 2) {
+            s.ends = true;
+            s.first = (rest + 1) / 2;
+            s.last = rest - s.first;
+        }
+    }
+    return s;
+}
+
+int64_t part_layers(const Split& s, int64_t i) {
+    if (s.ends) return i == 0 ? s.first : (i == s.k - 1 ? s.last : s.c);
+    const int64_t base = s.n / s.k, extra = s.n % s.k, middle = std::max<int64_t>(0, s.k - 2);
     const int64_t to_middle = std::min(extra, middle);
     const int64_t left = extra - to_middle;  // 0, 1 or 2 go to the ends
-    if (i == k - 1 && k > 1) return base + (left >= 1 ? 1 : 0);
-    if (i == 0) return base + (k == 1 ? extra : (left >= 2 ? 1 : 0));
+    if (i == s.k - 1 && s.k > 1) return base + (left >= 1 ? 1 : 0);
+    if (i == 0) return base + (s.k == 1 ? extra : (left >= 2 ? 1 : 0));
     return base + (i - 1 < to_middle ? 1 : 0);
 }
 
 // First layer of part i (closed form of the prefix sum of part_layers).
-int64_t part_first(int64_t n, int64_t k, int64_t i) {
+int64_t part_first(const Split& s, int64_t i) {
     if (i == 0) return 0;
-    const int64_t base = n / k, extra = n % k, middle = std::max<int64_t>(0, k - 2);
-    const int64_t to_middle = std::min(extra, middle);
-    const int64_t left = extra - to_middle;
-    return part_layers(n, k, 0) + (i - 1) * base + std::min(i - 1, to_middle) + (i == k ? (left >= 1 ? 1 : 0) : 0);
+    if (s.ends) return s.first + (i - 1) * s.c;
+    const int64_t base = s.n / s.k, extra = s.n % s.k, middle = std::max<int64_t>(0, s.k - 2);
+    return part_layers(s, 0) + (i - 1) * base + std::min(i - 1, std::min(extra, middle));
 }
 
 }  // namespace
@@ -44,13 +65,14 @@ void split_stages(const ModelSpec& m, const Layout& l, std::vector<Stage>& stage
     const int64_t pp = l.pp;
     const int64_t v = l.schedule == Schedule::interleaved ? l.vpp : 1;
     const int64_t chunks = pp * v;
+    const Split split = make_split(m.layers, chunks);
     stages.assign(static_cast<size_t>(pp), Stage{});
     for (int64_t r = 0; r < pp; ++r) {
         Stage& s = stages[static_cast<size_t>(r)];
         s.index = r;
-        s.first_layer = part_first(m.layers, chunks, r);
+        s.first_layer = part_first(split, r);
         auto own = [&](int64_t chunk) {
-            const int64_t first = part_first(m.layers, chunks, chunk), n = part_layers(m.layers, chunks, chunk);
+            const int64_t first = part_first(split, chunk), n = part_layers(split, chunk);
             s.layers += n;
             s.moe_layers += moe_layers_in(m, first, first + n);
             if (chunk == 0) s.first = true;

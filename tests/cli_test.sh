@@ -56,5 +56,31 @@ expect 2 "--case: expected valid JSON" plan --case "$tmp/trunc.json"
 printf '\xff\xfe\x00garbage' >"$tmp/binary.json"
 expect 2 "--case: expected valid JSON" plan --case "$tmp/binary.json"
 
+# Bridges: Hugging Face config in, framework configs out, sweeps, formats.
+mkdir -p "$tmp/Meta-Llama-3-8B"
+printf '{"architectures": ["LlamaForCausalLM"], "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 128256, "tie_word_embeddings": false}' >"$tmp/Meta-Llama-3-8B/config.json"
+expect 0 "8030261248" model --model "$tmp/Meta-Llama-3-8B/config.json"
+expect 0 '"params_total": 8030261248' model --model "$tmp/Meta-Llama-3-8B/config.json" --json
+expect 0 "Meta-Llama-3-8B on 64" plan --model "$tmp/Meta-Llama-3-8B/config.json" --cluster dgx-h100 --gpus 64 --global-batch 128
+printf '{"model": "Meta-Llama-3-8B/config.json", "cluster": {"gpu": "h100-sxm", "gpus": 8}, "layout": {"tp": 8, "seq_len": 4096}}' >"$tmp/hfcase.json"
+expect 0 "TP8·CP1·PP1·DP1·EP1" plan --case "$tmp/hfcase.json"
+printf '{"architectures": ["FalconForCausalLM"], "hidden_size": 64}' >"$tmp/falcon.json"
+expect 2 "--model.architectures: expected one of LlamaForCausalLM" model --model "$tmp/falcon.json"
+expect 0 "--tensor-model-parallel-size 8" export --model llama3-70b --cluster dgx-h100 --gpus 64 --tp 8 --global-batch 64 --format megatron
+expect 0 "tensor_parallel_degree = 8" export --model llama3-70b --cluster dgx-h100 --gpus 64 --tp 8 --global-batch 64 --zero 3 --format torchtitan
+expect 0 '"train_micro_batch_size_per_gpu": 1' export --model llama3-8b --cluster dgx-h100 --gpus 8 --global-batch 64 --format deepspeed
+expect 2 "deepspeed: pipeline parallelism" export --model llama3-8b --cluster dgx-h100 --gpus 8 --pp 2 --global-batch 64 --format deepspeed
+expect 2 "--format: expected one of megatron, torchtitan, deepspeed" export --format nemo
+expect 0 "--num-layers 32" search --model llama3-8b --cluster dgx-h100 --gpus 8 --global-batch 64 --export megatron --schedule 1f1b
+expect 0 "gpus,layout,micro_batch" sweep --model llama3-8b --cluster dgx-h100 --gpus 8,16 --global-batch 64 --format csv --plot "$tmp/s.svg"
+grep -q "</svg>" "$tmp/s.svg" && pass=$((pass + 1)) || { echo "FAIL: sweep --plot wrote no SVG"; fail=$((fail + 1)); }
+expect 2 "--gpus: expected a list of at least two values" sweep --model llama3-8b --gpus 8
+expect 2 "--seq-len: expected a single value: --gpus is already swept" sweep --model llama3-8b --gpus 8,16 --seq-len 1024,2048
+expect 2 "--gpus: expected positive integers separated by commas" sweep --model llama3-8b --gpus 8,x
+expect 0 "memory.total_bytes" plan --format csv
+expect 0 "| model | cluster |" plan --format markdown
+expect 0 "set,rank,layout" search --model llama3-8b --cluster dgx-h100 --gpus 8 --global-batch 64 --format csv
+expect 2 "--format: expected one of table, json, csv, markdown" plan --format yaml
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -11,9 +11,15 @@ fi
 want=$(sed -n '/<!-- validate-output-begin -->/,/<!-- validate-output-end -->/p' "$root/docs/validation.md" | sed '1,2d;$d' | sed '$d')
 got=$("$bin" validate "$data")
 if [ "$want" != "$got" ]; then
-    echo "docs/validation.md is out of date; the command prints:"
-    echo "$got"
+    echo "docs/validation.md is out of date (run tools/update_validation_doc.sh); the command prints:"
     diff <(echo "$want") <(echo "$got")
     exit 1
 fi
-echo "docs_validation: 1 passed, 0 failed"
+want=$(sed -n '/<!-- holdout-output-begin -->/,/<!-- holdout-output-end -->/p' "$root/docs/validation.md" | sed '1,2d;$d' | sed '$d')
+got=$("$bin" calibrate "$data" --per-generation --holdout-every 3 --from-generic | grep -v efficiency)
+if [ "$want" != "$got" ]; then
+    echo "docs/validation.md hold-out block is out of date (run tools/update_validation_doc.sh):"
+    diff <(echo "$want") <(echo "$got")
+    exit 1
+fi
+echo "docs_validation: 2 passed, 0 failed"

@@ -158,3 +158,30 @@ TEST(Memory, UnevenStagesGiveExtraLayersToTheMiddle) {
     for (const Stage& s : stages) total += s.layers;
     EXPECT_EQ(total, 126);
 }
+
+TEST(Memory, EveryStageSplitCoversEveryLayerOnce) {
+    ModelSpec m = preset_model("llama3-8b");
+    for (int64_t n = 1; n <= 130; ++n)
+        for (int64_t pp = 1; pp <= std::min<int64_t>(n + 2, 40); ++pp) {
+            m.layers = n;
+            Layout l;
+            l.pp = pp;
+            const auto stages = split_stages(m, l);
+            int64_t total = 0, next = 0, most = 0;
+            for (const Stage& s : stages) {
+                EXPECT_EQ(s.first_layer, next) << n << " on " << pp;
+                next += s.layers;
+                total += s.layers;
+                most = std::max(most, s.layers);
+            }
+            EXPECT_EQ(total, n) << n << " on " << pp;
+            EXPECT_LE(most, (n + pp - 1) / pp) << n << " on " << pp;  // never more than the even share
+        }
+    m = preset_model("deepseek-v3");  // 61 on 16: middle stages of 4, ends 3 and 2 (Megatron-expressible)
+    Layout l;
+    l.pp = 16;
+    const auto st = split_stages(m, l);
+    EXPECT_EQ(st.front().layers, 3);
+    EXPECT_EQ(st.back().layers, 2);
+    for (size_t i = 1; i + 1 < st.size(); ++i) EXPECT_EQ(st[i].layers, 4);
+}

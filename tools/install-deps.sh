@@ -2,7 +2,7 @@
 # Installs the Debian packages shardplan builds against, if any is missing.
 # Uses sudo when not root. Safe to run repeatedly: does nothing when all are present.
 set -euo pipefail
-pkgs=(cmake g++ make nlohmann-json3-dev libcli11-dev libfmt-dev libgtest-dev libbenchmark-dev)
+pkgs=(cmake g++ make nlohmann-json3-dev libcli11-dev libfmt-dev libgtest-dev libbenchmark-dev libtomlplusplus-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

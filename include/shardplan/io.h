@@ -42,14 +42,18 @@ struct Case {
 /// Reads and parses a JSON file; `field` names it in errors ("--case: expected readable JSON ...").
 json read_json_file(const std::string& file, const std::string& field);
 
-/// A preset name, or an object in the case format's "model" shape. `path` prefixes error fields.
-ModelSpec model_from_json(const json& j, const std::string& path = "model");
+/// A preset name, a model file path ("*.json", relative to `base_dir`), a Hugging Face config object,
+/// or an object in the case format's "model" shape. `path` prefixes error fields.
+ModelSpec model_from_json(const json& j, const std::string& path = "model", const std::string& base_dir = "");
+/// A JSON file holding a shardplan model object or a Hugging Face config.json.
+ModelSpec model_from_file(const std::string& file, const std::string& field);
 /// A preset name, or {"gpu": id | {...}, "gpus", "gpus_per_node", "scale_up_domain", "efficiency": {...}}.
 ClusterSpec cluster_from_json(const json& j, const std::string& path = "cluster");
 Layout layout_from_json(const json& j, const std::string& path = "layout");
 Efficiency efficiency_from_json(const json& j, Efficiency base, const std::string& path);
 Measured measured_from_json(const json& j, const std::string& path = "measured");
-Case case_from_json(const json& j, const std::string& path = "");
+/// `base_dir` resolves a model given as a relative file path (the case file's folder).
+Case case_from_json(const json& j, const std::string& path = "", const std::string& base_dir = "");
 
 json to_json(const ModelSpec& m);
 json to_json(const ClusterSpec& c);

@@ -19,8 +19,9 @@ namespace shardplan {
 struct ModelSpec;
 struct Layout;
 
-/// Layers per pipeline rank. Uneven counts give the extra layers to the middle stages first, since
-/// the first and last stages also carry the embedding and the LM head (Llama 3 405B: 126 = 7 + 14·8 + 7).
+/// Layers per pipeline rank. Uneven counts fill the middle stages to ceil(L/pp) and share the rest
+/// between the two end stages, which also carry the embedding and the LM head (Llama 3 405B:
+/// 126 = 7 + 14·8 + 7; DeepSeek-V3 on 16: 61 = 3 + 14·4 + 2).
 /// Interleaved ranks own vpp chunks; DualPipe ranks own stage i and stage pp−1−i.
 std::vector<Stage> split_stages(const ModelSpec& m, const Layout& l);
 /// The same into `out`, reusing its storage (the search's hot loop).

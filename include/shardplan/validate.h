@@ -62,7 +62,7 @@ struct CaseList {
     std::vector<Case> cases;
     std::vector<std::pair<json, std::string>> unreadable;  // the raw case and why it could not be read
 };
-CaseList read_cases(const json& array, const std::string& field);
+CaseList read_cases(const json& array, const std::string& field, const std::string& base_dir = "");
 
 /// Plans a case as its run must have been configured: as written, except that an assumed
 /// recomputation that cannot fit is raised to the least that fits (a published run ran).

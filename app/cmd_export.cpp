@@ -1,0 +1,31 @@
+// `shardplan export`: the layout as a Megatron-LM, torchtitan or DeepSpeed configuration.
+#include <iostream>
+#include <memory>
+
+#include "commands.h"
+#include "scenario.h"
+#include "shardplan/error.h"
+#include "shardplan/export.h"
+
+namespace shardplan::app {
+
+Run setup_export(CLI::App& cmd) {
+    struct Opts {
+        ScenarioFlags flags;
+        std::string format;
+    };
+    auto o = std::make_shared<Opts>();
+    add_scenario_flags(cmd, o->flags);
+    cmd.add_option("--format", o->format, "megatron | torchtitan | deepspeed")->required();
+    return [o]() {
+        const auto framework = parse_enum<Framework>(o->format);
+        if (!framework) throw ConfigError("--format", "one of " + enum_choices<Framework>() + ", got \"" + o->format + "\"");
+        const Case c = resolve_scenario(o->flags);
+        const Export e = export_config(c.model, c.cluster, c.layout, *framework);
+        if (e.refusal) throw ConfigError("--format", "a framework that can express " + to_string(c.layout) + "; " + *e.refusal);
+        std::cout << e.text;
+        return 0;
+    };
+}
+
+}  // namespace shardplan::app

@@ -1,0 +1,66 @@
+// `shardplan model`: parameter counts of a model (preset, model file or Hugging Face config.json).
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "commands.h"
+#include "scenario.h"
+#include "shardplan/compute.h"
+#include "shardplan/error.h"
+
+namespace shardplan::app {
+
+namespace {
+json layer_json(const LayerParams& p) {
+    return {{"attention", p.attn}, {"mlp", p.mlp}, {"router", p.router}, {"experts", p.experts},
+            {"norms_and_biases", p.replicated}, {"total", p.total()}};
+}
+}  // namespace
+
+Run setup_model(CLI::App& cmd) {
+    struct Opts {
+        std::string model;
+        bool json = false;
+        int64_t seq_len = 4096;
+    };
+    auto o = std::make_shared<Opts>();
+    cmd.add_option("--model", o->model, "Model preset name, model JSON file or Hugging Face config.json")->required();
+    cmd.add_option("--seq-len", o->seq_len, "Sequence length for the FLOPs per token (default 4096)");
+    cmd.add_flag("--json", o->json, "Print as JSON");
+    return [o]() {
+        if (o->seq_len <= 0 || o->seq_len > 1'000'000'000) throw ConfigError("--seq-len", "a positive integer up to 10^9");
+        const ModelSpec m = model_from_arg(o->model, "--model");
+        const int64_t n_moe = moe_layers_in(m, 0, m.layers);
+        const LayerParams dense = layer_params(m, false);
+        const LayerParams moe = layer_params(m, true);
+        const int64_t embedding = embedding_params(m), head = head_params(m);
+        if (o->json) {
+            json j = {{"name", m.name}, {"params_total", model_params_total(m)}, {"params_active", model_params_active(m)},
+                      {"layers", {{"dense", m.layers - n_moe}, {"moe", n_moe}}},
+                      {"per_layer", {{"dense", layer_json(dense)}, {"moe", n_moe > 0 ? layer_json(moe) : json(nullptr)}}},
+                      {"embedding", embedding}, {"head", head},
+                      {"model_flops_per_token", model_flops_per_token(m, o->seq_len)}, {"seq_len", o->seq_len},
+                      {"model", to_json(m)}};
+            std::cout << j.dump(2) << "\n";
+            return 0;
+        }
+        std::cout << fmt::format("{}\n  parameters   {:>20L}  ({:.2f} B)\n  active       {:>20L}  ({:.2f} B per token)\n",
+                                 m.name, model_params_total(m), double(model_params_total(m)) / 1e9,
+                                 model_params_active(m), double(model_params_active(m)) / 1e9);
+        std::cout << fmt::format("  layers       {} ({} dense, {} MoE), hidden {}, heads {} (kv {}), vocab {}\n", m.layers,
+                                 m.layers - n_moe, n_moe, m.hidden, m.heads, m.kv_heads, m.vocab);
+        auto row = [](const char* what, const LayerParams& p) {
+            return fmt::format("  {:<10} attention {:>14L}  mlp/shared {:>14L}  router {:>10L}  experts {:>16L}  norms {:>8L}  total {:>16L}\n",
+                               what, p.attn, p.mlp, p.router, p.experts, p.replicated, p.total());
+        };
+        std::cout << "  per layer\n" << row("dense", dense);
+        if (n_moe > 0) std::cout << row("MoE", moe);
+        std::cout << fmt::format("  embedding    {:>20L}\n  head + norm  {:>20L}\n", embedding, head);
+        std::cout << fmt::format("  training FLOPs per token at {} tokens: {:.4g}\n", o->seq_len,
+                                 model_flops_per_token(m, o->seq_len));
+        return 0;
+    };
+}
+
+}  // namespace shardplan::app

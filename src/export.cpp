@@ -1,0 +1,224 @@
+// Framework configurations (docs/export.md). Option names: Megatron-LM megatron/training/arguments.py,
+// torchtitan torchtitan/config/job_config.py, DeepSpeed docs/config-json.
+#include "shardplan/export.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "shardplan/schedule.h"
+
+namespace shardplan {
+
+namespace {
+
+Export refuse(Framework f, std::string why) {
+    Export e;
+    e.refusal = fmt::format("{}: {}", enum_name(f), why);
+    return e;
+}
+
+std::string megatron_precision(Precision p) {
+    switch (p) {
+        case Precision::bf16: return "--bf16";
+        case Precision::fp16: return "--fp16";
+        case Precision::fp8: return "--bf16 --fp8-format hybrid --fp8-recipe tensorwise";
+        case Precision::mxfp8: return "--bf16 --fp8-format e4m3 --fp8-recipe mxfp8";
+        case Precision::nvfp4: return "--bf16 --fp4-format e2m1 --fp4-recipe nvfp4";
+    }
+    return "--bf16";
+}
+
+Export megatron(const ModelSpec& m, const Layout& l) {
+    const Framework F = Framework::megatron;
+    if (l.schedule == Schedule::gpipe) return refuse(F, "Megatron-LM has no GPipe schedule (use 1f1b or interleaved)");
+    if (l.schedule == Schedule::zb) return refuse(F, "Megatron-LM has no zero-bubble (ZB-H1) schedule");
+    if (l.schedule == Schedule::dualpipe) return refuse(F, "Megatron-LM has no DualPipe schedule");
+    const std::string order = order_string(l);
+    if (order != "tp-cp-ep-dp-pp" && order != "tp-cp-ep-pp-dp")
+        return refuse(F, fmt::format("rank order {} (Megatron offers tp-cp-ep-dp-pp and, with "
+                                     "--use-tp-pp-dp-mapping, tp-cp-ep-pp-dp)", order));
+    std::vector<std::string> a;
+    auto arg = [&](const std::string& s) { a.push_back(s); };
+    // Model.
+    arg(fmt::format("--num-layers {}", m.layers));
+    arg(fmt::format("--hidden-size {}", m.hidden));
+    arg(fmt::format("--ffn-hidden-size {}", m.ffn_hidden));
+    arg(fmt::format("--num-attention-heads {}", m.heads));
+    if (m.attention == AttentionKind::mla && m.mla) {
+        arg("--multi-latent-attention");
+        if (m.mla->q_lora_rank > 0) arg(fmt::format("--q-lora-rank {}", m.mla->q_lora_rank));
+        arg(fmt::format("--kv-lora-rank {}", m.mla->kv_lora_rank));
+        arg(fmt::format("--qk-head-dim {}", m.mla->qk_nope_head_dim));
+        arg(fmt::format("--qk-pos-emb-head-dim {}", m.mla->qk_rope_head_dim));
+        arg(fmt::format("--v-head-dim {}", m.mla->v_head_dim));
+    } else {
+        if (m.kv_heads != m.heads) arg(fmt::format("--group-query-attention --num-query-groups {}", m.kv_heads));
+        if (m.head_dim * m.heads != m.hidden) arg(fmt::format("--kv-channels {}", m.head_dim));
+    }
+    if (m.mlp == MlpKind::swiglu) arg("--swiglu");
+    if (m.mlp == MlpKind::relu2) arg("--squared-relu");
+    arg(m.norm == NormKind::rmsnorm ? "--normalization RMSNorm" : "--normalization LayerNorm");
+    if (!m.linear_bias) arg("--disable-bias-linear");
+    if (m.qkv_bias && !m.linear_bias) arg("--add-qkv-bias");
+    if (m.qk_norm) arg("--qk-layernorm");
+    if (!m.tied_embeddings) arg("--untie-embeddings-and-output-weights");
+    arg("--position-embedding-type rope");
+    if (m.moe) {
+        const MoeSpec& e = *m.moe;
+        arg(fmt::format("--num-experts {}", e.experts));
+        arg(fmt::format("--moe-router-topk {}", e.top_k));
+        arg(fmt::format("--moe-ffn-hidden-size {}", e.expert_ffn_hidden));
+        if (e.shared_experts > 0)
+            arg(fmt::format("--moe-shared-expert-intermediate-size {}", e.shared_experts * e.expert_ffn_hidden));
+        if (e.dense_layers > 0 || e.layer_freq > 1) {
+            std::string pattern = "'[";
+            for (int64_t i = 0; i < m.layers; ++i) pattern += std::string(i ? "," : "") + (is_moe_layer(m, i) ? "1" : "0");
+            arg("--moe-layer-freq " + pattern + "]'");
+        }
+        arg("--moe-grouped-gemm");
+        arg("--moe-token-dispatcher-type alltoall");
+    }
+    // Parallelism.
+    arg(fmt::format("--tensor-model-parallel-size {}", l.tp));
+    arg(fmt::format("--pipeline-model-parallel-size {}", l.pp));
+    arg(fmt::format("--context-parallel-size {}", l.cp));
+    if (m.moe) {
+        arg(fmt::format("--expert-model-parallel-size {}", l.ep));
+        arg(fmt::format("--expert-tensor-parallel-size {}", effective_etp(l)));
+    }
+    if (order == "tp-cp-ep-pp-dp") arg("--use-tp-pp-dp-mapping");
+    if (l.sequence_parallel && l.tp > 1) arg("--sequence-parallel");
+    if (l.pp > 1) {
+        const std::vector<Stage> st = split_stages(m, l);
+        if (l.vpp > 1) {
+            arg(fmt::format("--num-virtual-stages-per-pipeline-rank {}", l.vpp));
+            if (l.pp * l.vpp == m.layers + 2) arg("--account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split");
+            else if (m.layers % (l.pp * l.vpp) != 0)
+                return refuse(F, fmt::format("{} layers do not split evenly into pp·vpp = {} chunks (Megatron needs "
+                                             "an even split, or pp·vpp = layers + 2)", m.layers, l.pp * l.vpp));
+        } else if (m.layers % l.pp != 0) {
+            // Uneven: Megatron takes the first and last stage sizes and splits the rest evenly.
+            const int64_t mid = st.size() > 2 ? st[1].layers : 0;
+            for (size_t i = 1; i + 1 < st.size(); ++i)
+                if (st[i].layers != mid)
+                    return refuse(F, fmt::format("{} layers on {} stages leave middle stages of unequal size; Megatron "
+                                                 "splits the middle evenly", m.layers, l.pp));
+            arg(fmt::format("--decoder-first-pipeline-num-layers {}", st.front().layers));
+            arg(fmt::format("--decoder-last-pipeline-num-layers {}", st.back().layers));
+        }
+    }
+    if (l.zero == 1 || l.zero == 2) arg("--use-distributed-optimizer");
+    if (l.zero == 3) arg("--use-torch-fsdp2");
+    if (l.zero >= 1 && l.zero <= 2) arg("--overlap-grad-reduce --overlap-param-gather");
+    if (l.recompute == Recompute::full) arg("--recompute-granularity full --recompute-method uniform --recompute-num-layers 1");
+    if (l.recompute == Recompute::selective)
+        arg(std::string("--recompute-granularity selective --recompute-modules core_attn layernorm") +
+            (m.moe ? " moe_act" : "") + (m.attention == AttentionKind::mla ? " mla_up_proj" : ""));
+    // Training.
+    arg(fmt::format("--micro-batch-size {}", l.micro_batch));
+    arg(fmt::format("--global-batch-size {}", global_batch(l)));
+    arg(fmt::format("--seq-length {}", l.seq_len));
+    arg(fmt::format("--max-position-embeddings {}", l.seq_len));
+    arg(megatron_precision(l.precision));
+    if (l.grad_dtype == GradDtype::bf16 && l.zero < 3) arg("--grad-reduce-in-bf16");
+    Export e;
+    for (size_t i = 0; i < a.size(); ++i) e.text += a[i] + (i + 1 < a.size() ? " \\\n" : "\n");
+    return e;
+}
+
+Export torchtitan(const ModelSpec& m, const Layout& l) {
+    const Framework F = Framework::torchtitan;
+    if (l.zero == 1 || l.zero == 2)
+        return refuse(F, "ZeRO-1/2 have no equivalent: torchtitan replicates parameters (DDP, zero 0) or shards them "
+                         "with FSDP (zero 3)");
+    if (l.schedule == Schedule::zb)
+        return refuse(F, "torchtitan's zero-bubble schedules are multi-stage (InterleavedZeroBubble, ZBVZeroBubble); "
+                         "shardplan's zb is the single-stage ZB-H1");
+    if (l.schedule == Schedule::dualpipe)
+        return refuse(F, "torchtitan offers DualPipeV (one V-shaped pair of stages per rank); shardplan's dualpipe is "
+                         "DeepSeek's original with two stages per rank");
+    if (l.precision == Precision::nvfp4) return refuse(F, "torchtitan has no nvfp4 training recipe");
+    if (l.precision == Precision::fp16) return refuse(F, "torchtitan trains in bfloat16 or float32 (no fp16)");
+    if (order_string(l) != "tp-cp-ep-dp-pp")
+        return refuse(F, fmt::format("rank order {}: torchtitan builds its device mesh as pp, dp, cp, tp (outermost first)",
+                                     order_string(l)));
+    if (m.moe && effective_etp(l) != l.tp && effective_etp(l) != 1)
+        return refuse(F, "torchtitan supports expert tensor parallelism equal to tp or 1");
+    if (l.pp > 1 && l.schedule == Schedule::interleaved && m.layers % (l.pp * l.vpp) != 0)
+        return refuse(F, fmt::format("{} layers do not split evenly into {} virtual stages", m.layers, l.pp * l.vpp));
+    const char* schedule = "1F1B";
+    if (l.schedule == Schedule::gpipe) schedule = "GPipe";
+    if (l.schedule == Schedule::interleaved) schedule = "Interleaved1F1B";
+    std::string t;
+    t += "# torchtitan job config from shardplan: " + to_string(l) + "\n";
+    t += "[training]\n";
+    t += fmt::format("local_batch_size = {}\n", global_batch(l) / l.dp);
+    t += fmt::format("global_batch_size = {}\n", global_batch(l));
+    t += fmt::format("seq_len = {}\n", l.seq_len);
+    t += "mixed_precision_param = \"bfloat16\"\n";
+    t += "\n[parallelism]\n";
+    t += fmt::format("data_parallel_replicate_degree = {}\n", l.zero == 0 ? l.dp : 1);
+    t += fmt::format("data_parallel_shard_degree = {}\n", l.zero == 0 ? 1 : l.dp);
+    t += fmt::format("tensor_parallel_degree = {}\n", l.tp);
+    t += fmt::format("context_parallel_degree = {}\n", l.cp);
+    t += fmt::format("pipeline_parallel_degree = {}\n", l.pp);
+    if (l.pp > 1) {
+        t += fmt::format("pipeline_parallel_schedule = \"{}\"\n", schedule);
+        t += fmt::format("pipeline_parallel_microbatch_size = {}\n", l.micro_batch);
+        if (l.schedule == Schedule::interleaved)
+            t += fmt::format("pipeline_parallel_layers_per_stage = {}\n", m.layers / (l.pp * l.vpp));
+    }
+    if (m.moe) {
+        t += fmt::format("expert_parallel_degree = {}\n", l.ep);
+        t += fmt::format("expert_tensor_parallel_degree = {}\n", effective_etp(l));
+    }
+    if (l.tp > 1 && !l.sequence_parallel) t += "disable_loss_parallel = true\n";
+    t += "\n[activation_checkpoint]\n";
+    t += fmt::format("mode = \"{}\"\n", enum_name(l.recompute));
+    if (l.recompute == Recompute::selective) t += "selective_ac_option = \"op\"\n";
+    if (l.precision == Precision::fp8) t += "\n[model]\nconverters = [\"float8\"]\n\n[float8]\nrecipe_name = \"tensorwise\"\n";
+    if (l.precision == Precision::mxfp8) t += "\n[model]\nconverters = [\"mx\"]\n\n[mx]\nrecipe_name = \"mxfp8\"\n";
+    Export e;
+    e.text = t;
+    return e;
+}
+
+Export deepspeed(const ModelSpec& m, const Layout& l) {
+    const Framework F = Framework::deepspeed;
+    (void)m;
+    if (l.pp > 1) return refuse(F, "pipeline parallelism is set up in model code (deepspeed.pipe.PipelineModule), not in the JSON config");
+    if (l.cp > 1) return refuse(F, "context parallelism (ring attention) has no DeepSpeed config setting");
+    if (l.ep > 1) return refuse(F, "expert parallelism is set up in model code (deepspeed.moe.layer.MoE ep_size)");
+    if (l.recompute == Recompute::selective)
+        return refuse(F, "DeepSpeed has no selective recomputation setting (choose none or full)");
+    if (l.precision != Precision::bf16 && l.precision != Precision::fp16)
+        return refuse(F, fmt::format("the DeepSpeed config has no {} training setting (bf16 or fp16)", enum_name(l.precision)));
+    nlohmann::ordered_json j;
+    j["train_batch_size"] = global_batch(l);
+    j["train_micro_batch_size_per_gpu"] = l.micro_batch;
+    j["gradient_accumulation_steps"] = micro_batches(l);
+    j["zero_optimization"] = {{"stage", l.zero}, {"overlap_comm", true}, {"contiguous_gradients", true}};
+    j["bf16"] = {{"enabled", l.precision == Precision::bf16}};
+    j["fp16"] = {{"enabled", l.precision == Precision::fp16}};
+    if (l.tp > 1) j["tensor_parallel"] = {{"autotp_size", l.tp}};
+    if (l.recompute == Recompute::full)
+        j["activation_checkpointing"] = {{"partition_activations", l.tp > 1}, {"contiguous_memory_optimization", false},
+                                         {"cpu_checkpointing", false}};
+    Export e;
+    e.text = j.dump(2) + "\n";
+    return e;
+}
+
+}  // namespace
+
+Export export_config(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Framework f) {
+    if (auto p = check_layout(m, c, l)) return refuse(f, p->field + ": expected " + p->expected);
+    switch (f) {
+        case Framework::megatron: return megatron(m, l);
+        case Framework::torchtitan: return torchtitan(m, l);
+        case Framework::deepspeed: return deepspeed(m, l);
+    }
+    return refuse(f, "unknown framework");
+}
+
+}  // namespace shardplan

@@ -1,0 +1,294 @@
+// The bridges to other tools: Hugging Face configs in; Megatron-LM, torchtitan and DeepSpeed configs
+// out; CSV, Markdown and SVG for sweeps. Fixtures are written here from the public config values.
+#include <gtest/gtest.h>
+
+#include <toml++/toml.h>
+
+#include "shardplan/error.h"
+#include "shardplan/export.h"
+#include "shardplan/hf.h"
+#include "shardplan/io.h"
+#include "shardplan/presets.h"
+#include "shardplan/sweep.h"
+#include "shardplan/table.h"
+
+using namespace shardplan;
+
+namespace {
+
+json hf(const char* text) { return json::parse(text); }
+
+const char* kLlama3_8B = R"({"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
+  "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+  "vocab_size": 128256, "tie_word_embeddings": false, "rope_theta": 500000.0})";
+
+const char* kMixtral = R"({"architectures": ["MixtralForCausalLM"], "hidden_size": 4096, "intermediate_size": 14336,
+  "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 32000,
+  "num_local_experts": 8, "num_experts_per_tok": 2, "tie_word_embeddings": false})";
+
+const char* kDeepSeekV3 = R"({"architectures": ["DeepseekV3ForCausalLM"], "hidden_size": 7168, "intermediate_size": 18432,
+  "num_hidden_layers": 61, "num_attention_heads": 128, "num_key_value_heads": 128, "vocab_size": 129280,
+  "q_lora_rank": 1536, "kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,
+  "n_routed_experts": 256, "n_shared_experts": 1, "num_experts_per_tok": 8, "moe_intermediate_size": 2048,
+  "first_k_dense_replace": 3, "moe_layer_freq": 1, "tie_word_embeddings": false})";
+
+const char* kQwen3_30B = R"({"architectures": ["Qwen3MoeForCausalLM"], "hidden_size": 2048, "intermediate_size": 6144,
+  "num_hidden_layers": 48, "num_attention_heads": 32, "num_key_value_heads": 4, "head_dim": 128, "vocab_size": 151936,
+  "num_experts": 128, "num_experts_per_tok": 8, "moe_intermediate_size": 768, "decoder_sparse_step": 1,
+  "mlp_only_layers": [], "tie_word_embeddings": false})";
+
+const char* kGptOss = R"({"architectures": ["GptOssForCausalLM"], "hidden_size": 2880, "intermediate_size": 2880,
+  "num_hidden_layers": 36, "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 64, "vocab_size": 201088,
+  "num_local_experts": 128, "num_experts_per_tok": 4, "attention_bias": true, "tie_word_embeddings": false})";
+
+// A minimal XML well-formedness check: balanced, properly nested tags, quoted attributes, no stray '<' or '&'.
+bool well_formed_xml(const std::string& s) {
+    std::vector<std::string> stack;
+    size_t i = 0;
+    while ((i = s.find('<', i)) != std::string::npos) {
+        const size_t end = s.find('>', i);
+        if (end == std::string::npos) return false;
+        std::string tag = s.substr(i + 1, end - i - 1);
+        if (tag.find('<') != std::string::npos) return false;
+        int quotes = 0;
+        for (char ch : tag) quotes += ch == '"';
+        if (quotes % 2) return false;
+        if (tag[0] == '/') {
+            if (stack.empty() || stack.back() != tag.substr(1)) return false;
+            stack.pop_back();
+        } else if (tag.back() != '/') {
+            stack.push_back(tag.substr(0, tag.find_first_of(" \n")));
+        }
+        i = end + 1;
+    }
+    for (size_t a = 0; (a = s.find('&', a)) != std::string::npos; ++a)
+        if (s.compare(a, 4, "&lt;") && s.compare(a, 4, "&gt;") && s.compare(a, 5, "&amp;") && s.compare(a, 6, "&quot;"))
+            return false;
+    return stack.empty();
+}
+
+std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
+    std::vector<std::vector<std::string>> rows(1);
+    std::string cell;
+    bool quoted = false;
+    for (size_t i = 0; i < text.size(); ++i) {
+        const char ch = text[i];
+        if (quoted) {
+            if (ch == '"' && i + 1 < text.size() && text[i + 1] == '"') cell += '"', ++i;
+            else if (ch == '"') quoted = false;
+            else cell += ch;
+        } else if (ch == '"') {
+            quoted = true;
+        } else if (ch == ',') {
+            rows.back().push_back(cell), cell.clear();
+        } else if (ch == '\r' && i + 1 < text.size() && text[i + 1] == '\n') {
+            rows.back().push_back(cell), cell.clear(), rows.emplace_back(), ++i;
+        } else {
+            cell += ch;
+        }
+    }
+    if (rows.back().empty()) rows.pop_back();
+    return rows;
+}
+
+bool contains(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+
+}  // namespace
+
+TEST(HfImport, ParameterCountsMatchThePublishedTotals) {
+    EXPECT_EQ(model_params_total(model_from_hf_config(hf(kLlama3_8B), "m")), 8'030'261'248);
+    const ModelSpec mixtral = model_from_hf_config(hf(kMixtral), "m");
+    EXPECT_EQ(model_params_total(mixtral), 46'702'792'704);
+    EXPECT_EQ(model_params_active(mixtral), 12'879'925'248);
+    // The same families as the presets, read from their configs, count the same.
+    for (auto [text, preset] : {std::pair{kDeepSeekV3, "deepseek-v3"}, {kQwen3_30B, "qwen3-30b-a3b"}, {kGptOss, "gpt-oss-120b"}}) {
+        const ModelSpec m = model_from_hf_config(hf(text), "m");
+        EXPECT_EQ(model_params_total(m), model_params_total(preset_model(preset))) << preset;
+        EXPECT_EQ(model_params_active(m), model_params_active(preset_model(preset))) << preset;
+    }
+}
+
+TEST(HfImport, Qwen2HasQkvBiasAndQwen3HasQkNorm) {
+    // Tiny Qwen2: h 64, 2 layers, 4 heads of 16, 2 kv heads, f 128, V 100, tied.
+    // Per layer: q 64·64 + k,v 2·64·32 + o 64·64 = 12,288; q/k/v biases 64 + 32 + 32 = 128;
+    // SwiGLU 3·64·128 = 24,576; norms 128 → 37,120 × 2 = 74,240; embedding 6,400; final norm 64 → 80,704.
+    const json q2 = hf(R"({"architectures": ["Qwen2ForCausalLM"], "hidden_size": 64, "intermediate_size": 128,
+      "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 100,
+      "tie_word_embeddings": true})");
+    EXPECT_EQ(model_params_total(model_from_hf_config(q2, "m")), 80'704);
+    json q3 = q2;
+    q3["architectures"] = {"Qwen3ForCausalLM"};
+    // Qwen3 drops the biases (−2·128) and adds per-head q/k norms (+2·2·16).
+    EXPECT_EQ(model_params_total(model_from_hf_config(q3, "m")), 80'704 - 256 + 64);
+}
+
+TEST(HfImport, ErrorsListWhatIsSupportedOrMissing) {
+    try {
+        model_from_hf_config(hf(R"({"architectures": ["FalconForCausalLM"], "hidden_size": 64})"), "--model");
+        FAIL();
+    } catch (const ConfigError& e) {
+        EXPECT_TRUE(contains(e.what(), "--model.architectures"));
+        EXPECT_TRUE(contains(e.what(), "LlamaForCausalLM"));
+        EXPECT_TRUE(contains(e.what(), "FalconForCausalLM"));
+    }
+    json j = hf(kMixtral);
+    j.erase("num_local_experts");
+    try {
+        model_from_hf_config(j, "--model");
+        FAIL();
+    } catch (const ConfigError& e) {
+        EXPECT_TRUE(contains(e.what(), "--model.num_local_experts"));
+    }
+    EXPECT_TRUE(looks_like_hf_config(hf(kLlama3_8B)));
+    EXPECT_FALSE(looks_like_hf_config(json::parse(R"({"layers": 2})")));
+}
+
+namespace {
+struct Scene {
+    ModelSpec m;
+    ClusterSpec c;
+    Layout l;
+};
+Scene llama70b() {
+    Scene s{preset_model("llama3-70b"), preset_cluster("dgx-h100"), Layout{}};
+    s.c.gpus = 512;
+    s.l.tp = 8;
+    s.l.pp = 4;
+    s.l.dp = 16;
+    s.l.vpp = 5;
+    s.l.schedule = Schedule::interleaved;
+    s.l.global_batch = 512;
+    s.l.seq_len = 8192;
+    s.l.recompute = Recompute::selective;
+    return s;
+}
+}  // namespace
+
+TEST(Export, MegatronArgumentsFlagByFlag) {
+    const Scene s = llama70b();
+    const Export e = export_config(s.m, s.c, s.l, Framework::megatron);
+    ASSERT_FALSE(e.refusal) << *e.refusal;
+    for (const char* flag : {"--num-layers 80", "--hidden-size 8192", "--ffn-hidden-size 28672", "--num-attention-heads 64",
+                             "--group-query-attention --num-query-groups 8", "--swiglu", "--normalization RMSNorm",
+                             "--untie-embeddings-and-output-weights", "--disable-bias-linear",
+                             "--tensor-model-parallel-size 8", "--pipeline-model-parallel-size 4",
+                             "--context-parallel-size 1", "--num-virtual-stages-per-pipeline-rank 5", "--sequence-parallel",
+                             "--use-distributed-optimizer", "--recompute-granularity selective",
+                             "--micro-batch-size 1", "--global-batch-size 512", "--seq-length 8192", "--bf16"})
+        EXPECT_TRUE(contains(e.text, flag)) << flag;
+    EXPECT_FALSE(contains(e.text, "--num-experts"));
+    EXPECT_FALSE(contains(e.text, "--fp8"));
+
+    // FP8, full recompute, MoE with MLA, uneven pipeline (61 layers: first 3 dense).
+    Scene d{preset_model("deepseek-v3"), preset_cluster("h800"), Layout{}};
+    d.c.gpus = 2048;
+    d.l.pp = 16;
+    d.l.dp = 128;
+    d.l.ep = 64;
+    d.l.global_batch = 4096;
+    d.l.precision = Precision::fp8;
+    d.l.recompute = Recompute::full;
+    const Export x = export_config(d.m, d.c, d.l, Framework::megatron);
+    ASSERT_FALSE(x.refusal) << *x.refusal;
+    for (const char* flag : {"--multi-latent-attention", "--q-lora-rank 1536", "--kv-lora-rank 512", "--qk-head-dim 128",
+                             "--qk-pos-emb-head-dim 64", "--v-head-dim 128", "--num-experts 256", "--moe-router-topk 8",
+                             "--moe-ffn-hidden-size 2048", "--moe-shared-expert-intermediate-size 2048",
+                             "--moe-layer-freq '[0,0,0,1,", "--expert-model-parallel-size 64",
+                             "--decoder-first-pipeline-num-layers 3", "--decoder-last-pipeline-num-layers 2",
+                             "--fp8-format hybrid", "--recompute-granularity full --recompute-method uniform"})
+        EXPECT_TRUE(contains(x.text, flag)) << flag;
+}
+
+TEST(Export, RefusalsSayWhy) {
+    Scene s = llama70b();
+    s.l.schedule = Schedule::gpipe;
+    s.l.vpp = 1;
+    ASSERT_TRUE(export_config(s.m, s.c, s.l, Framework::megatron).refusal);
+    EXPECT_TRUE(contains(*export_config(s.m, s.c, s.l, Framework::megatron).refusal, "GPipe"));
+    s = llama70b();
+    s.l.zero = 1;
+    EXPECT_TRUE(contains(*export_config(s.m, s.c, s.l, Framework::torchtitan).refusal, "ZeRO-1/2"));
+    EXPECT_TRUE(contains(*export_config(s.m, s.c, s.l, Framework::deepspeed).refusal, "pipeline"));
+    s.l.tp = 3;  // an invalid layout is refused with its own reason (tp·cp·pp·dp no longer = gpus)
+    EXPECT_TRUE(contains(*export_config(s.m, s.c, s.l, Framework::megatron).refusal, "layout.dp: expected tp·cp·pp·dp"));
+}
+
+TEST(Export, TorchtitanTomlParses) {
+    Scene s = llama70b();
+    s.l.zero = 3;
+    s.l.precision = Precision::fp8;
+    const Export e = export_config(s.m, s.c, s.l, Framework::torchtitan);
+    ASSERT_FALSE(e.refusal) << *e.refusal;
+    const toml::table t = toml::parse(e.text);  // throws on malformed TOML
+    EXPECT_EQ(t["parallelism"]["tensor_parallel_degree"].value<int64_t>(), 8);
+    EXPECT_EQ(t["parallelism"]["pipeline_parallel_degree"].value<int64_t>(), 4);
+    EXPECT_EQ(t["parallelism"]["data_parallel_shard_degree"].value<int64_t>(), 16);
+    EXPECT_EQ(t["parallelism"]["data_parallel_replicate_degree"].value<int64_t>(), 1);
+    EXPECT_EQ(t["parallelism"]["pipeline_parallel_schedule"].value<std::string>(), "Interleaved1F1B");
+    EXPECT_EQ(t["parallelism"]["pipeline_parallel_layers_per_stage"].value<int64_t>(), 4);  // 80 / (4 · 5)
+    EXPECT_EQ(t["training"]["local_batch_size"].value<int64_t>(), 32);
+    EXPECT_EQ(t["training"]["global_batch_size"].value<int64_t>(), 512);
+    EXPECT_EQ(t["training"]["seq_len"].value<int64_t>(), 8192);
+    EXPECT_EQ(t["activation_checkpoint"]["mode"].value<std::string>(), "selective");
+    EXPECT_EQ(t["model"]["converters"][0].value<std::string>(), "float8");
+}
+
+TEST(Export, DeepSpeedJsonParses) {
+    Scene s{preset_model("llama3-8b"), preset_cluster("dgx-h100"), Layout{}};
+    s.c.gpus = 64;
+    s.l.tp = 2;
+    s.l.dp = 32;
+    s.l.micro_batch = 2;
+    s.l.global_batch = 256;
+    s.l.zero = 2;
+    s.l.recompute = Recompute::full;
+    const Export e = export_config(s.m, s.c, s.l, Framework::deepspeed);
+    ASSERT_FALSE(e.refusal) << *e.refusal;
+    const json j = json::parse(e.text);
+    EXPECT_EQ(j["train_batch_size"], 256);
+    EXPECT_EQ(j["train_micro_batch_size_per_gpu"], 2);
+    EXPECT_EQ(j["gradient_accumulation_steps"], 4);  // 256 / (2 · 32)
+    EXPECT_EQ(j["zero_optimization"]["stage"], 2);
+    EXPECT_EQ(j["bf16"]["enabled"], true);
+    EXPECT_EQ(j["tensor_parallel"]["autotp_size"], 2);
+    EXPECT_TRUE(j.contains("activation_checkpointing"));
+}
+
+TEST(Sweep, CsvAndSvgAreWellFormed) {
+    const ModelSpec m = preset_model("llama3-8b");
+    const ClusterSpec c = preset_cluster("dgx-h100");
+    Layout base;
+    base.global_batch = 256;
+    base.seq_len = 4096;
+    const auto points = sweep(m, c, base, SearchSpace{}, SweepAxis::gpus, {1, 8, 16, 64}, {.top = 1});
+    ASSERT_EQ(points.size(), 4u);
+    EXPECT_TRUE(points[0].result.best.empty());  // 8B with Adam does not fit on one 80 GB GPU
+    EXPECT_FALSE(points[3].result.best.empty());
+    const auto rows = parse_csv(to_csv(sweep_table(points, SweepAxis::gpus)));
+    ASSERT_EQ(rows.size(), 5u);  // header + a row per point
+    EXPECT_EQ(rows[0][0], "gpus");
+    for (const auto& r : rows) EXPECT_EQ(r.size(), rows[0].size());
+    EXPECT_EQ(rows[4][0], "64");
+    EXPECT_GT(std::stod(rows[4][6]), 0);  // tokens_per_s_per_gpu
+    const std::string svg = sweep_svg(points, SweepAxis::gpus, "Llama <3> & friends");
+    EXPECT_TRUE(svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""));
+    EXPECT_TRUE(well_formed_xml(svg)) << svg.substr(0, 400);
+    EXPECT_TRUE(contains(svg, "Llama &lt;3&gt; &amp; friends"));
+    EXPECT_TRUE(contains(svg, "no layout fits"));
+    EXPECT_TRUE(contains(svg, "<polyline"));
+    EXPECT_TRUE(contains(svg, "(log scale)"));
+    EXPECT_FALSE(well_formed_xml("<svg><g></svg></g>"));  // the checker itself can fail
+}
+
+TEST(Formats, PlanCsvHasTheFieldTableAndMarkdownEscapesPipes) {
+    Table t;
+    t.header = {"a", "b"};
+    t.rows = {{"x,y", "say \"hi\"\nthere"}, {"p|q", ""}};
+    const auto rows = parse_csv(to_csv(t));
+    ASSERT_EQ(rows.size(), 3u);
+    EXPECT_EQ(rows[1][0], "x,y");
+    EXPECT_EQ(rows[1][1], "say \"hi\"\nthere");
+    EXPECT_TRUE(contains(to_markdown(t), "p\\|q"));
+    EXPECT_EQ(number_text(0.1), "0.1");
+    EXPECT_EQ(number_text(1e9), "1000000000");
+}
