@@ -23,5 +23,6 @@ Run setup_search(CLI::App& cmd);
 Run setup_model(CLI::App& cmd);
 Run setup_export(CLI::App& cmd);
 Run setup_sweep(CLI::App& cmd);
+Run setup_serve(CLI::App& cmd);
 
 }  // namespace shardplan::app

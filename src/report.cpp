@@ -1,6 +1,7 @@
 // The field table and the JSON report (docs/json.md).
 #include "shardplan/report.h"
 
+#include <cctype>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -105,10 +106,12 @@ std::vector<std::string> plan_findings(const Plan& p) {
         if (!g.crosses_domain()) continue;
         const bool heavy = g.axis == Axis::tp || g.axis == Axis::etp || g.axis == Axis::cp || g.axis == Axis::ep;
         if (!heavy) continue;
+        std::string axis(enum_name(g.axis));
+        for (char& ch : axis) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
         out.push_back(fmt::format(
             "{} group of {} spans {} scale-up domains of {}: its traffic leaves NVLink ({:.0f} GB/s) for the NICs "
             "({:.0f} GB/s per GPU).",
-            enum_name(g.axis), g.size, g.domains_spanned, p.cluster.scale_up_domain, p.cluster.gpu.scale_up_Bps / gb,
+            axis, g.size, g.domains_spanned, p.cluster.scale_up_domain, p.cluster.gpu.scale_up_Bps / gb,
             p.cluster.gpu.scale_out_Bps / gb));
     }
     int64_t lo = INT64_MAX, hi = 0;

@@ -28,7 +28,7 @@ expect() {  # expect CODE "stderr/stdout fragment" args...
 
 expect 0 "Memory per GPU" plan
 expect 0 '"schema": "shardplan.plan.v1"' plan --json
-expect 0 "tp group of 16 spans 2 scale-up domains" plan --model llama3-70b --cluster dgx-h100 --gpus 64 --tp 16 --global-batch 64
+expect 0 "TP group of 16 spans 2 scale-up domains" plan --model llama3-70b --cluster dgx-h100 --gpus 64 --tp 16 --global-batch 64
 expect 0 "DOES NOT FIT" plan --model llama3-405b --cluster dgx-h100 --gpus 8 --tp 8 --global-batch 8
 expect 0 "llama3-405b" presets
 expect 0 '"models"' presets --json

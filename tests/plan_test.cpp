@@ -88,7 +88,7 @@ TEST(Plan, CrossingTensorGroupIsPricedOnTheNics) {
     EXPECT_EQ(t->tier, Tier::scale_out);
     EXPECT_EQ(t->domains_spanned, 2);
     bool worded = false;
-    for (const std::string& f : plan_findings(slow)) worded = worded || f.find("tp group of 16 spans 2") != std::string::npos;
+    for (const std::string& f : plan_findings(slow)) worded = worded || f.find("TP group of 16 spans 2") != std::string::npos;
     EXPECT_TRUE(worded);
 
     const Plan inside = plan_of("llama3-70b", "dgx-h100", 64, layout(8, 1, 8, 64));

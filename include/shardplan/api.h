@@ -1,0 +1,42 @@
+/// The HTTP API as a pure function: (method, path, body) → (status, content type, body). The server
+/// (`shardplan serve`, app/cmd_serve.cpp) only moves bytes between cpp-httplib and this function, so
+/// tests and the fuzzer call it in-process, and the CLI and the page share one code path.
+///
+///   GET  /api/presets        models, GPUs and clusters (as `presets --json`)
+///   POST /api/plan           a case (model, cluster, layout) → `plan --json`
+///   POST /api/search         a case, plus {"top", "pareto", "pins": {...}} → `search --json`
+///   GET  /, /app.js, /style.css   the page, embedded in the binary
+/// Bad input is 400 with {"error": "field: expected ..."}; a body over the limit is 413; any other
+/// path is 404 (nothing outside the embedded assets is ever served).
+///
+///   ApiResponse r = handle_api("POST", "/api/plan", R"({"model": "llama3-8b", ...})");
+#pragma once
+#include <cstddef>
+#include <string>
+
+namespace shardplan {
+
+struct ApiResponse {
+    int status = 200;
+    std::string content_type = "application/json";
+    std::string body;
+};
+
+struct ApiLimits {
+    size_t max_body_bytes = 1 << 20;  // 1 MiB: a case is a few kB
+    int max_top = 50;
+};
+
+ApiResponse handle_api(const std::string& method, const std::string& path, const std::string& body,
+                       const ApiLimits& limits = {});
+
+/// An embedded page asset by path ("/" is "/index.html"); nullptr if there is none.
+struct Asset {
+    const char* path;
+    const char* content_type;
+    const unsigned char* data;
+    size_t size;
+};
+const Asset* find_asset(const std::string& path);
+
+}  // namespace shardplan

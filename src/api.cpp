@@ -1,0 +1,164 @@
+// The HTTP API over the planner library (docs/api.md).
+#include "shardplan/api.h"
+
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+
+#include "shardplan/error.h"
+#include "shardplan/io.h"
+#include "shardplan/plan.h"
+#include "shardplan/presets.h"
+#include "shardplan/report.h"
+#include "shardplan/search.h"
+
+namespace shardplan {
+
+namespace {
+
+ApiResponse json_response(int status, const json& j) { return {status, "application/json", j.dump()}; }
+ApiResponse error_response(int status, const std::string& message) { return json_response(status, {{"error", message}}); }
+
+json parse_body(const std::string& body) {
+    if (body.find_first_not_of(" \t\r\n") == std::string::npos) throw ConfigError("body", "a JSON object, got an empty body");
+    try {
+        return json::parse(body);
+    } catch (const json::parse_error& e) {
+        throw ConfigError("body", "valid JSON, parse error at byte " + std::to_string(e.byte));
+    }
+}
+
+json presets_json() {
+    json j = {{"models", json::array()}, {"gpus", json::array()}, {"clusters", json::array()}};
+    for (const ModelSpec& m : model_presets()) j["models"].push_back(to_json(m));
+    for (const ClusterSpec& c : cluster_presets()) j["clusters"].push_back(to_json(c));
+    for (const GpuSpec& g : gpu_presets()) {
+        ClusterSpec one;
+        one.gpu = g;
+        j["gpus"].push_back(to_json(one)["gpu"]);
+    }
+    return j;
+}
+
+Case case_of(const json& j) {
+    if (!j.is_object()) throw ConfigError("body", "a JSON object with model, cluster and layout");
+    json c = j;
+    for (const char* k : {"top", "pareto", "pins"}) c.erase(k);  // search options travel beside the case
+    if (!c.contains("layout")) c["layout"] = json::object();
+    Case out = case_from_json(c);
+    // dp left out (or null): the GPUs the other degrees leave, when they divide evenly.
+    const json& l = c["layout"];
+    if (l.is_object() && (!l.contains("dp") || l["dp"].is_null())) {
+        const int64_t inner = out.layout.tp * out.layout.cp * out.layout.pp;
+        if (inner > 0 && out.cluster.gpus % inner == 0) out.layout.dp = out.cluster.gpus / inner;
+    }
+    return out;
+}
+
+template <typename T>
+std::optional<T> pin(const json& pins, const char* key) {
+    if (!pins.contains(key) || pins[key].is_null()) return std::nullopt;
+    if constexpr (std::is_same_v<T, int64_t>) {
+        if (!pins[key].is_number_integer() || pins[key].get<int64_t>() <= 0)
+            throw ConfigError(std::string("pins.") + key, "a positive integer");
+        return pins[key].get<int64_t>();
+    } else {
+        if (!pins[key].is_string()) throw ConfigError(std::string("pins.") + key, "a string");
+        const auto v = parse_enum<T>(pins[key].get<std::string>());
+        if (!v) throw ConfigError(std::string("pins.") + key, "one of " + enum_choices<T>());
+        return v;
+    }
+}
+
+ApiResponse do_search(const json& j, const ApiLimits& limits) {
+    const Case c = case_of(j);
+    SearchOptions opt;
+    opt.top = 5;
+    if (j.contains("top")) {
+        if (!j["top"].is_number_integer() || j["top"].get<int64_t>() < 1 || j["top"].get<int64_t>() > limits.max_top)
+            throw ConfigError("top", "an integer in [1, " + std::to_string(limits.max_top) + "]");
+        opt.top = static_cast<int>(j["top"].get<int64_t>());
+    }
+    if (j.contains("pareto")) {
+        if (!j["pareto"].is_boolean()) throw ConfigError("pareto", "true or false");
+        opt.pareto = j["pareto"].get<bool>();
+    }
+    SearchSpace sp;
+    if (j.contains("pins")) {
+        const json& p = j["pins"];
+        if (!p.is_object()) throw ConfigError("pins", "an object of pinned dimensions");
+        for (auto it = p.begin(); it != p.end(); ++it) {
+            static const char* known[] = {"tp", "cp", "pp", "dp", "ep", "etp", "vpp", "micro_batch", "zero",
+                                          "recompute", "schedule", "no_crossing"};
+            if (std::find_if(std::begin(known), std::end(known), [&](const char* k) { return it.key() == k; }) ==
+                std::end(known))
+                throw ConfigError("pins." + it.key(), "a known dimension (tp, cp, pp, dp, ep, etp, vpp, micro_batch, "
+                                                     "zero, recompute, schedule, no_crossing)");
+        }
+        sp.tp = pin<int64_t>(p, "tp");
+        sp.cp = pin<int64_t>(p, "cp");
+        sp.pp = pin<int64_t>(p, "pp");
+        sp.dp = pin<int64_t>(p, "dp");
+        sp.ep = pin<int64_t>(p, "ep");
+        sp.etp = pin<int64_t>(p, "etp");
+        sp.vpp = pin<int64_t>(p, "vpp");
+        sp.micro_batch = pin<int64_t>(p, "micro_batch");
+        if (p.contains("zero")) {
+            if (!p["zero"].is_number_integer() || p["zero"].get<int64_t>() < 0 || p["zero"].get<int64_t>() > 3)
+                throw ConfigError("pins.zero", "0, 1, 2 or 3");
+            sp.zero = static_cast<int>(p["zero"].get<int64_t>());
+        }
+        sp.recompute = pin<Recompute>(p, "recompute");
+        sp.schedule = pin<Schedule>(p, "schedule");
+        if (p.contains("no_crossing")) {
+            if (!p["no_crossing"].is_boolean()) throw ConfigError("pins.no_crossing", "true or false");
+            sp.no_crossing = p["no_crossing"].get<bool>();
+        }
+    }
+    const SearchResult r = search(c.model, c.cluster, c.layout, sp, opt);
+    json out = {{"evaluated", r.evaluated}, {"feasible", r.feasible}, {"elapsed_s", r.elapsed_s},
+                {"rejected", r.rejected}, {"shortest_miss_bytes", r.shortest_miss_bytes}, {"best", json::array()}};
+    for (const Plan& p : r.best) out["best"].push_back(plan_to_json(p));
+    if (opt.pareto) {
+        out["pareto"] = json::array();
+        for (const Plan& p : r.pareto) out["pareto"].push_back(plan_to_json(p));
+    }
+    return json_response(200, out);
+}
+
+}  // namespace
+
+ApiResponse handle_api(const std::string& method, const std::string& path, const std::string& body,
+                       const ApiLimits& limits) {
+    if (body.size() > limits.max_body_bytes)
+        return error_response(413, "body: expected at most " + std::to_string(limits.max_body_bytes) + " bytes");
+    try {
+        if (path == "/api/presets") {
+            if (method != "GET") return error_response(405, "method: expected GET for /api/presets");
+            static const std::string cached = presets_json().dump();
+            return {200, "application/json", cached};
+        }
+        if (path == "/api/plan" || path == "/api/search") {
+            if (method != "POST") return error_response(405, "method: expected POST for " + path);
+            const json j = parse_body(body);
+            if (path == "/api/search") return do_search(j, limits);
+            const Case c = case_of(j);
+            const Plan p = evaluate(c.model, c.cluster, c.layout);
+            if (p.rejection) return error_response(400, p.rejection->field + ": expected " + p.rejection->expected);
+            return json_response(200, plan_to_json(p));
+        }
+        if (method == "GET" || method == "HEAD") {
+            if (const Asset* a = find_asset(path)) {
+                ApiResponse r{200, a->content_type, std::string(reinterpret_cast<const char*>(a->data), a->size)};
+                return r;
+            }
+        }
+        return error_response(404, "path: expected /, /app.js, /style.css or /api/{presets,plan,search}");
+    } catch (const ConfigError& e) {
+        return error_response(400, e.what());
+    } catch (const std::exception& e) {
+        return error_response(500, std::string("internal error: ") + e.what());
+    }
+}
+
+}  // namespace shardplan

@@ -1,0 +1,134 @@
+// The HTTP API: in-process through handle_api(), and over a real socket through the server adapter.
+#include <gtest/gtest.h>
+
+#include <httplib.h>
+
+#include <atomic>
+#include <thread>
+
+#include "server.h"
+#include "shardplan/api.h"
+#include "shardplan/io.h"
+
+using namespace shardplan;
+
+namespace {
+const std::string kCase = R"({"model": "llama3-8b", "cluster": {"gpu": "h100-sxm", "gpus": 8},
+                             "layout": {"tp": 8, "global_batch": 64, "seq_len": 4096}})";
+
+class LiveServer : public ::testing::Test {
+protected:
+    void SetUp() override {
+        app::ServerOptions o;
+        o.port = 0;
+        o.threads = 4;
+        o.limits.max_body_bytes = 64 * 1024;
+        server_ = std::make_unique<app::Server>(o);
+        port_ = server_->bind();
+        ASSERT_GT(port_, 0);
+        thread_ = std::thread([this] { server_->run(); });
+    }
+    void TearDown() override {
+        server_->stop();
+        thread_.join();
+    }
+    httplib::Client client() { return httplib::Client("127.0.0.1", port_); }
+    std::unique_ptr<app::Server> server_;
+    std::thread thread_;
+    int port_ = 0;
+};
+}  // namespace
+
+TEST(Api, PlanSearchPresetsInProcess) {
+    const ApiResponse presets = handle_api("GET", "/api/presets", "");
+    ASSERT_EQ(presets.status, 200);
+    EXPECT_GE(json::parse(presets.body)["models"].size(), 11u);
+
+    const ApiResponse plan = handle_api("POST", "/api/plan", kCase);
+    ASSERT_EQ(plan.status, 200) << plan.body;
+    const json p = json::parse(plan.body);
+    EXPECT_EQ(p["layout_string"], "TP8·CP1·PP1·DP1·EP1");
+    EXPECT_TRUE(p["memory"]["fits"].get<bool>());
+
+    // dp left out is derived from the GPUs the other degrees leave.
+    const ApiResponse derived = handle_api("POST", "/api/plan",
+        R"({"model": "llama3-8b", "cluster": {"gpu": "h100-sxm", "gpus": 16}, "layout": {"tp": 2, "global_batch": 64}})");
+    ASSERT_EQ(derived.status, 200) << derived.body;
+    EXPECT_EQ(json::parse(derived.body)["inputs"]["layout"]["dp"], 8);
+
+    const ApiResponse search = handle_api("POST", "/api/search",
+        R"({"model": "llama3-8b", "cluster": {"gpu": "h100-sxm", "gpus": 8}, "layout": {"global_batch": 64},
+            "top": 3, "pins": {"tp": 2}})");
+    ASSERT_EQ(search.status, 200) << search.body;
+    const json s = json::parse(search.body);
+    ASSERT_EQ(s["best"].size(), 3u);
+    for (const auto& b : s["best"]) EXPECT_EQ(b["inputs"]["layout"]["tp"], 2);
+}
+
+TEST(Api, BadInputIs400NamingTheField) {
+    struct Bad { const char* body; const char* field; };
+    for (Bad b : {Bad{"{not json", "body: expected valid JSON"}, {"", "body: expected a JSON object"},
+                  {"[1,2]", "body: expected a JSON object"},
+                  {R"({"model": "llama3-8b", "cluster": {"gpu": "h100-sxm", "gpus": 8}, "layout": {"tp": 3, "dp": 1}})",
+                   "layout.dp: expected tp·cp·pp·dp = gpus"},
+                  {R"({"model": "nope", "cluster": "dgx-h100", "layout": {}})", "model: expected a model preset"},
+                  {R"({"model": "llama3-8b", "cluster": {"gpu": "h100-sxm", "gpus": "8"}, "layout": {}})",
+                   "cluster.gpus: expected an integer"}}) {
+        const ApiResponse r = handle_api("POST", "/api/plan", b.body);
+        EXPECT_EQ(r.status, 400) << b.body;
+        EXPECT_NE(json::parse(r.body)["error"].get<std::string>().find(b.field), std::string::npos) << r.body;
+    }
+    EXPECT_EQ(handle_api("POST", "/api/search", R"({"model": "llama3-8b", "cluster": "dgx-h100", "top": 0})").status, 400);
+    EXPECT_EQ(handle_api("POST", "/api/search", R"({"model": "llama3-8b", "cluster": "dgx-h100", "pins": {"tq": 1}})").status, 400);
+    EXPECT_EQ(handle_api("GET", "/api/plan", "").status, 405);
+    EXPECT_EQ(handle_api("GET", "/../../etc/passwd", "").status, 404);
+    EXPECT_EQ(handle_api("GET", "/web/index.html", "").status, 404);
+    EXPECT_EQ(handle_api("POST", "/api/plan", std::string(2 << 20, ' ')).status, 413);
+}
+
+TEST(Api, PageAssetsAreEmbedded) {
+    const ApiResponse index = handle_api("GET", "/", "");
+    ASSERT_EQ(index.status, 200);
+    EXPECT_NE(index.content_type.find("text/html"), std::string::npos);
+    EXPECT_NE(index.body.find("<script src=\"/app.js\">"), std::string::npos);
+    EXPECT_EQ(handle_api("GET", "/app.js", "").status, 200);
+    EXPECT_EQ(handle_api("GET", "/style.css", "").status, 200);
+    EXPECT_EQ(index.body.find("http://"), std::string::npos);  // no CDN or other outside links
+    EXPECT_EQ(index.body.find("https://"), std::string::npos);
+}
+
+TEST_F(LiveServer, ServesOverHttp) {
+    auto c = client();
+    auto presets = c.Get("/api/presets");
+    ASSERT_TRUE(presets);
+    EXPECT_EQ(presets->status, 200);
+    auto plan = c.Post("/api/plan", kCase, "application/json");
+    ASSERT_TRUE(plan);
+    EXPECT_EQ(plan->status, 200);
+    auto bad = c.Post("/api/plan", "{", "application/json");
+    ASSERT_TRUE(bad);
+    EXPECT_EQ(bad->status, 400);
+    auto big = c.Post("/api/plan", std::string(128 * 1024, 'x'), "application/json");
+    ASSERT_TRUE(big);
+    EXPECT_EQ(big->status, 413);
+    auto page = c.Get("/");
+    ASSERT_TRUE(page);
+    EXPECT_EQ(page->status, 200);
+}
+
+TEST_F(LiveServer, ConcurrentClients) {
+    std::atomic<int> ok{0}, bad{0};
+    const std::string want = handle_api("POST", "/api/plan", kCase).body;
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 8; ++t)
+        threads.emplace_back([&] {
+            auto c = client();
+            for (int i = 0; i < 10; ++i) {
+                auto r = c.Post("/api/plan", kCase, "application/json");
+                (r && r->status == 200 && r->body == want ? ok : bad)++;
+            }
+        });
+    for (auto& t : threads) t.join();
+    EXPECT_EQ(ok.load(), 80);
+    EXPECT_EQ(bad.load(), 0);
+}

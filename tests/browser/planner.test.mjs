@@ -1,0 +1,131 @@
+// Browser tests: the real page, served by the real binary, in headless Debian Chromium (playwright-core).
+// Run by CTest (tests/CMakeLists.txt) with SHARDPLAN_BIN and SHOTS_DIR set; screenshots land in SHOTS_DIR.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { chromium } from 'playwright-core';
+
+const BIN = process.env.SHARDPLAN_BIN;
+const SHOTS = process.env.SHOTS_DIR || '.';
+const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+let server, base, browser, page;
+
+before(async () => {
+  assert.ok(BIN, 'SHARDPLAN_BIN must point at the shardplan binary');
+  mkdirSync(SHOTS, { recursive: true });
+  server = spawn(BIN, ['serve', '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  base = await new Promise((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error('server did not start')), 10000);
+    server.stdout.on('data', (d) => {
+      const m = String(d).match(/http:\/\/127\.0\.0\.1:(\d+)\//);
+      if (m) { clearTimeout(t); resolve(`http://127.0.0.1:${m[1]}/`); }
+    });
+  });
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+           '--disable-component-update', '--disable-sync', '--no-proxy-server'],
+  });
+  page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  page.on('pageerror', (e) => { throw e; });
+});
+
+after(async () => {
+  await browser?.close();
+  server?.kill('SIGTERM');
+});
+
+async function ready(p = page) {
+  await p.waitForFunction(() => document.body.dataset.ready === '1');
+  await p.waitForTimeout(150);  // the debounce of a control change
+}
+
+async function setNumber(id, value) {
+  await page.fill(`#${id}`, String(value));
+  await page.dispatchEvent(`#${id}`, 'input');
+}
+
+async function settle(check, arg = null) {
+  // The page re-plans on every input; wait until what we changed is rendered.
+  await page.waitForFunction(check, arg, { timeout: 10000 });
+}
+
+test('TP above the domain size turns the TP group red and memory per GPU shrinks', async () => {
+  await page.goto(base + '#model=llama3-70b&cluster=dgx-h100&gpus=64&tp=8&gbs=64&seq=4096');
+  await ready();
+  assert.equal(await page.inputValue('#tp'), '8');
+  assert.equal(await page.locator('#topology g.group.tp.crossing').count(), 0);
+  const before = Number(await page.getAttribute('#memory-bar', 'data-total'));
+  await page.screenshot({ path: `${SHOTS}/tp8.png`, fullPage: true });
+
+  await setNumber('tp', 16);
+  await settle(() => document.querySelector('#topology g.group.tp')?.classList.contains('crossing'));
+  const after = Number(await page.getAttribute('#memory-bar', 'data-total'));
+  assert.ok(after < before, `memory per GPU should shrink with TP: ${before} → ${after}`);
+  const note = await page.textContent('#crossing-note');
+  assert.match(note, /TP group of 16 spans 2 scale-up domains of 8/);
+  assert.equal(await page.getAttribute('#crossing-note', 'class'), 'crossing');
+  assert.equal(await page.locator('#comm tr.crossing[data-axis="tp"]').count(), 1);
+  assert.match(page.url(), /tp=16/);
+  await page.screenshot({ path: `${SHOTS}/tp16-crossing.png`, fullPage: true });
+});
+
+test('an invalid combination is explained inline, not corrected', async () => {
+  await page.goto(base + '#model=llama3-70b&cluster=dgx-h100&gpus=64&tp=8&gbs=64&seq=4096');
+  await ready();
+  await setNumber('tp', 3);
+  await page.waitForSelector('#error:not([hidden])');
+  assert.match(await page.textContent('#error'), /not divisible/);
+  assert.equal(await page.inputValue('#tp'), '3');  // left as typed
+  await setNumber('gpus', 48);  // 48 / 3 = 16: now a layout, but TP 3 does not divide 64 heads
+  await page.waitForFunction(() => /layout\.tp: expected a divisor of heads/.test(document.querySelector('#error').textContent));
+});
+
+test('a shared URL restores the whole state', async () => {
+  const url = base + '#model=mixtral-8x7b&cluster=dgx-h100&gpus=32&tp=2&pp=2&ep=8&mb=2&gbs=128&seq=4096&zero=2&recompute=selective&sp=1&precision=fp8&schedule=1f1b';
+  const other = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  await other.goto(url);
+  await ready(other);
+  assert.equal(await other.inputValue('#model'), 'mixtral-8x7b');
+  assert.equal(await other.inputValue('#tp'), '2');
+  assert.equal(await other.inputValue('#pp'), '2');
+  assert.equal(await other.inputValue('#ep'), '8');
+  assert.equal(await other.inputValue('#mb'), '2');
+  assert.equal(await other.inputValue('#zero'), '2');
+  assert.equal(await other.inputValue('#recompute'), 'selective');
+  assert.equal(await other.inputValue('#precision'), 'fp8');
+  assert.equal(await other.textContent('#dp'), '8');
+  assert.ok(await other.locator('#comm tr[data-axis="ep"]').count() >= 1, 'the EP all-to-all is listed');
+  await other.screenshot({ path: `${SHOTS}/shared-url.png`, fullPage: true });
+  await other.close();
+});
+
+test('find best layout, then load a result', async () => {
+  await page.goto(base + '#model=llama3-8b&cluster=dgx-h100&gpus=16&tp=1&gbs=64&seq=4096');
+  await ready();
+  await page.click('#find-best');
+  await page.waitForSelector('#search-results li button.load', { timeout: 20000 });
+  assert.match(await page.textContent('#search-summary'), /layouts evaluated/);
+  const first = await page.textContent('#search-results li:first-child');
+  const m = first.match(/TP(\d+)·CP(\d+)·PP(\d+)·DP(\d+)/);
+  assert.ok(m, first);
+  await page.click('#search-results li:first-child button.load');
+  await settle((tp) => document.querySelector('#tp').value === tp, m[1]);
+  assert.equal(await page.inputValue('#tp'), m[1]);
+  assert.equal(await page.inputValue('#cp'), m[2]);
+  assert.equal(await page.inputValue('#pp'), m[3]);
+  assert.match(page.url(), new RegExp(`tp=${m[1]}`));
+  await page.screenshot({ path: `${SHOTS}/search.png`, fullPage: true });
+});
+
+test('a narrow window still shows the controls and results', async () => {
+  const narrow = await browser.newPage({ viewport: { width: 420, height: 900 } });
+  await narrow.goto(base + '#model=llama3-70b&cluster=nvl72&gpus=144&tp=8&gbs=144&seq=4096');
+  await ready(narrow);
+  assert.equal(await narrow.locator('#topology g.group.tp.crossing').count(), 0);  // TP8 inside an NVL72 rack
+  assert.ok(await narrow.isVisible('#tp'));
+  assert.ok(await narrow.isVisible('#memory-bar'));
+  await narrow.screenshot({ path: `${SHOTS}/narrow.png`, fullPage: true });
+  await narrow.close();
+});

@@ -1,0 +1,324 @@
+// shardplan web planner: controls → POST /api/plan → memory bar, topology, traffic, time.
+// The whole state lives in the URL hash, so a plan can be shared as a link.
+'use strict';
+
+const $ = (id) => document.getElementById(id);
+const DEFAULTS = { model: 'llama3-70b', cluster: 'dgx-h100', gpus: 64, seq: 8192, gbs: 64, tp: 8, cp: 1, pp: 1,
+                   ep: 1, vpp: 1, mb: 1, zero: 1, recompute: 'none', sp: 1, precision: 'bf16', schedule: '1f1b' };
+const NUMBER_KEYS = ['gpus', 'seq', 'gbs', 'tp', 'cp', 'pp', 'ep', 'vpp', 'mb'];
+const ADVANCED = { 'm-layers': 'layers', 'm-hidden': 'hidden', 'm-ffn': 'ffn_hidden', 'm-heads': 'heads',
+                   'm-kv': 'kv_heads', 'm-vocab': 'vocab' };
+const COLORS = { weights_bytes: '#2563eb', grads_bytes: '#0891b2', optimizer_bytes: '#7c3aed',
+                 activations_bytes: '#d97706', other_bytes: '#9ca3af' };
+const AXIS_COLORS = { tp: '#2563eb', cp: '#0891b2', ep: '#7c3aed', etp: '#a855f7', dp: '#16a34a', pp: '#d97706', edp: '#65a30d' };
+
+let presets = null;
+let state = { ...DEFAULTS };
+let timer = null;
+let seq = 0;
+
+function fmtBytes(v) {
+  const a = Math.abs(v);
+  if (a >= 1e12) return (v / 1e12).toFixed(2) + ' TB';
+  if (a >= 1e9) return (v / 1e9).toFixed(2) + ' GB';
+  if (a >= 1e6) return (v / 1e6).toFixed(1) + ' MB';
+  return (v / 1e3).toFixed(1) + ' kB';
+}
+function fmtTime(s) {
+  if (s === 0) return '0 s';
+  if (s >= 1) return s.toFixed(3) + ' s';
+  if (s >= 1e-3) return (s * 1e3).toFixed(2) + ' ms';
+  return (s * 1e6).toFixed(1) + ' µs';
+}
+const el = (tag, attrs = {}, text) => {
+  const e = document.createElementNS(tag === 'svg' || ['rect', 'line', 'text', 'g', 'title'].includes(tag)
+    ? 'http://www.w3.org/2000/svg' : 'http://www.w3.org/1999/xhtml', tag);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+  if (text !== undefined) e.textContent = text;
+  return e;
+};
+
+// ---- state ⇄ URL and controls
+function readHash() {
+  const p = new URLSearchParams(location.hash.slice(1));
+  const s = { ...DEFAULTS };
+  for (const [k, v] of p.entries()) s[k] = NUMBER_KEYS.includes(k) || k === 'zero' || k === 'sp' || k.startsWith('m-') || k.startsWith('c-') ? Number(v) : v;
+  return s;
+}
+function writeHash() {
+  const p = new URLSearchParams();
+  for (const [k, v] of Object.entries(state)) if (v !== undefined && v !== '' && !Number.isNaN(v)) p.set(k, v);
+  history.replaceState(null, '', '#' + p.toString());
+}
+function toControls() {
+  $('model').value = state.model;
+  $('cluster').value = state.cluster;
+  for (const k of NUMBER_KEYS) $(k === 'seq' ? 'seq' : k).value = state[k];
+  $('zero').value = String(state.zero);
+  $('recompute').value = state.recompute;
+  $('sp').checked = !!state.sp;
+  $('precision').value = state.precision;
+  $('schedule').value = state.schedule;
+  fillAdvanced();
+}
+function fromControls() {
+  state.model = $('model').value;
+  state.cluster = $('cluster').value;
+  for (const k of NUMBER_KEYS) state[k] = Number($(k).value);
+  state.zero = Number($('zero').value);
+  state.recompute = $('recompute').value;
+  state.sp = $('sp').checked ? 1 : 0;
+  state.precision = $('precision').value;
+  state.schedule = $('schedule').value;
+  for (const id of Object.keys(ADVANCED)) {
+    const v = $(id).value, base = presetModel()[ADVANCED[id]];
+    if (v !== '' && Number(v) !== base) state[id] = Number(v); else delete state[id];
+  }
+  const d = $('c-domain').value, h = $('c-hbm').value, c = presetCluster();
+  if (c && d !== '' && Number(d) !== c.scale_up_domain) state['c-domain'] = Number(d); else delete state['c-domain'];
+  if (c && h !== '' && Number(h) !== c.gpu.hbm_usable_gb) state['c-hbm'] = Number(h); else delete state['c-hbm'];
+}
+const presetModel = () => presets.models.find((m) => m.name === state.model) || presets.models[0];
+const presetCluster = () => presets.clusters.find((c) => c.name === state.cluster);
+function fillAdvanced() {
+  const m = presetModel(), c = presetCluster();
+  for (const [id, key] of Object.entries(ADVANCED)) $(id).value = state[id] ?? m[key];
+  if (c) {
+    $('c-domain').value = state['c-domain'] ?? c.scale_up_domain;
+    $('c-hbm').value = state['c-hbm'] ?? c.gpu.hbm_usable_gb;
+  }
+}
+
+// ---- the request
+function dpOf() {
+  const inner = state.tp * state.cp * state.pp;
+  return inner > 0 && Number.isInteger(state.gpus / inner) ? state.gpus / inner : null;
+}
+function buildCase() {
+  const model = { preset: state.model };
+  for (const [id, key] of Object.entries(ADVANCED)) if (state[id] !== undefined) model[key] = state[id];
+  const cluster = { preset: state.cluster, gpus: state.gpus };
+  if (state['c-domain'] !== undefined) cluster.scale_up_domain = state['c-domain'];
+  if (state['c-hbm'] !== undefined) cluster.gpu = { base: presetCluster().gpu.id, hbm_usable_gb: state['c-hbm'] };
+  return {
+    model, cluster,
+    layout: { tp: state.tp, cp: state.cp, pp: state.pp, dp: dpOf(), ep: state.ep, vpp: state.vpp,
+              micro_batch: state.mb, global_batch: state.gbs, seq_len: state.seq, zero: state.zero,
+              recompute: state.recompute, sequence_parallel: !!state.sp, precision: state.precision,
+              schedule: state.schedule },
+  };
+}
+function showError(msg) {
+  $('error').textContent = msg;
+  $('error').hidden = !msg;
+  $('results').classList.toggle('stale', !!msg);
+}
+async function post(path, body) {
+  const r = await fetch(path, { method: 'POST', body: JSON.stringify(body), headers: { 'Content-Type': 'application/json' } });
+  const j = await r.json();
+  if (!r.ok) throw new Error(j.error || ('HTTP ' + r.status));
+  return j;
+}
+function schedule() {
+  clearTimeout(timer);
+  timer = setTimeout(update, 40);
+}
+async function update() {
+  fromControls();
+  writeHash();
+  const dp = dpOf();
+  $('dp').value = dp ?? '—';
+  if (dp === null) {
+    showError(`DP: GPUs (${state.gpus}) is not divisible by TP·CP·PP (${state.tp}·${state.cp}·${state.pp} = ${state.tp * state.cp * state.pp}); nothing was changed for you.`);
+    return;
+  }
+  const mine = ++seq;
+  try {
+    const plan = await post('/api/plan', buildCase());
+    if (mine !== seq) return;  // a newer request is on its way
+    showError('');
+    render(plan);
+  } catch (e) {
+    if (mine === seq) showError(e.message);
+  }
+}
+
+// ---- rendering
+function render(p) {
+  document.body.dataset.ready = '1';
+  $('tps').textContent = Math.round(p.throughput.tokens_per_s_per_gpu).toLocaleString('en-US') + ' tokens/s/GPU';
+  $('mfu').textContent = `MFU ${(100 * p.throughput.mfu).toFixed(1)} % · HFU ${(100 * p.throughput.hfu).toFixed(1)} % of ${(p.throughput.peak_flops / 1e12).toFixed(0)} TFLOP/s ${p.inputs.layout.precision}`;
+  $('step').textContent = fmtTime(p.time.step_s);
+  $('fits').textContent = p.memory.fits ? `fits: ${fmtBytes(p.memory.total_bytes)} of ${fmtBytes(p.memory.capacity_bytes)}`
+                                        : `does not fit: short by ${fmtBytes(p.memory.short_bytes)}`;
+  $('fits').className = p.memory.fits ? '' : 'bad';
+  renderMemory(p);
+  renderTopology(p);
+  renderComm(p);
+  renderTime(p);
+  $('findings').replaceChildren(...p.findings.filter((f) => !f.includes(' spans ')).map((f) => el('li', {}, f)));
+}
+
+function renderMemory(p) {
+  const svg = $('memory-bar');
+  const m = p.memory, W = 640, H = 64;
+  const scale = Math.max(m.total_bytes, m.capacity_bytes) * 1.02;
+  const parts = [];
+  let x = 0;
+  for (const k of Object.keys(COLORS)) {
+    const w = (m[k] / scale) * W;
+    const r = el('rect', { x, y: 8, width: Math.max(0, w), height: H - 16, fill: COLORS[k], class: 'seg', 'data-kind': k, 'data-width': w.toFixed(2) });
+    r.appendChild(el('title', {}, `${k.replace('_bytes', '')}: ${fmtBytes(m[k])}`));
+    parts.push(r);
+    x += w;
+  }
+  const cap = (m.capacity_bytes / scale) * W;
+  parts.push(el('line', { x1: cap, x2: cap, y1: 0, y2: H, stroke: '#dc2626', 'stroke-width': 2, id: 'capacity-line' }));
+  svg.replaceChildren(...parts);
+  svg.dataset.total = m.total_bytes;
+  $('mem-stage').textContent = `stage ${m.worst_stage} (fullest) · ${fmtBytes(m.total_bytes)} of ${fmtBytes(m.capacity_bytes)} usable`;
+  $('memory-legend').replaceChildren(...Object.entries(COLORS).map(([k, c]) => {
+    const li = el('li');
+    li.append(el('i', { style: `background:${c}` }), `${k.replace('_bytes', '')} ${fmtBytes(m[k])}`);
+    return li;
+  }));
+}
+
+function renderTopology(p) {
+  const svg = $('topology');
+  const D = p.inputs.cluster.scale_up_domain, G = p.inputs.cluster.gpus;
+  const heavy = new Set(['tp', 'cp', 'ep', 'etp']);
+  const groups = p.groups.filter((g) => g.size > 1);
+  // Draw enough domains to show the heavy groups whole, and at most 8.
+  let extent = D;
+  for (const g of groups) if (heavy.has(g.axis)) extent = Math.max(extent, g.stride * (g.size - 1) + 1);
+  const domains = Math.min(8, Math.ceil(Math.min(extent, G) / D));
+  const cols = D <= 8 ? D : Math.ceil(Math.sqrt(D * 1.2));
+  const rows = Math.ceil(D / cols), cell = 16, pad = 14;
+  const bw = cols * cell + 2 * pad, bh = rows * cell + 2 * pad + 14;
+  const perRow = Math.max(1, Math.floor(900 / (bw + 10)));
+  const width = Math.min(domains, perRow) * (bw + 10) + 10, height = Math.ceil(domains / perRow) * (bh + 10) + 40;
+  svg.setAttribute('viewBox', `0 0 ${width} ${height}`);
+  svg.style.maxWidth = width + 'px';
+  const out = [];
+  const pos = (rank) => {
+    const d = Math.floor(rank / D), i = rank % D;
+    const bx = 10 + (d % perRow) * (bw + 10), by = 10 + Math.floor(d / perRow) * (bh + 10);
+    return [bx + pad + (i % cols) * cell, by + pad + 14 + Math.floor(i / cols) * cell];
+  };
+  for (let d = 0; d < domains; d++) {
+    const bx = 10 + (d % perRow) * (bw + 10), by = 10 + Math.floor(d / perRow) * (bh + 10);
+    out.push(el('rect', { x: bx, y: by, width: bw, height: bh, rx: 6, class: 'domain' }));
+    out.push(el('text', { x: bx + 6, y: by + 14 }, `domain ${d}`));
+    for (let i = 0; i < D && d * D + i < G; i++) {
+      const [x, y] = pos(d * D + i);
+      out.push(el('rect', { x: x + 1, y: y + 1, width: cell - 2, height: cell - 2, rx: 2, class: 'gpu' }));
+    }
+  }
+  const shown = domains * D;
+  const notes = [];
+  groups.forEach((g, n) => {
+    const color = AXIS_COLORS[g.axis] || '#111827';
+    const crossing = g.crosses_domain && heavy.has(g.axis);
+    const gEl = el('g', { class: `group ${g.axis}${crossing ? ' crossing' : ''}`, 'data-axis': g.axis, 'data-crosses': g.crosses_domain ? '1' : '0', stroke: color });
+    let drawn = 0;
+    const inset = 1 + (n % 4);
+    for (let j = 0; j < g.size; j++) {
+      const r = j * g.stride;
+      if (r >= shown) break;
+      const [x, y] = pos(r);
+      gEl.appendChild(el('rect', { x: x + inset, y: y + inset, width: cell - 2 * inset, height: cell - 2 * inset, rx: 2 }));
+      drawn++;
+    }
+    gEl.appendChild(el('title', {}, `${g.axis.toUpperCase()} group of ${g.size}, stride ${g.stride}: ${g.crosses_domain ? `spans ${g.domains_spanned} domains` : 'inside one domain'}`));
+    out.push(gEl);
+    if (drawn < g.size) notes.push(`${g.axis.toUpperCase()} ${drawn} of ${g.size} shown`);
+  });
+  const ly = height - 14;
+  let lx = 10;
+  for (const g of groups) {
+    out.push(el('rect', { x: lx, y: ly - 9, width: 10, height: 10, fill: 'none', stroke: AXIS_COLORS[g.axis], 'stroke-width': 2 }));
+    out.push(el('text', { x: lx + 14, y: ly }, `${g.axis.toUpperCase()}×${g.size}`));
+    lx += 80;
+  }
+  svg.replaceChildren(...out);
+  $('topo-caption').textContent = `${G.toLocaleString('en-US')} GPUs in domains of ${D}; group of rank 0 per axis outlined${notes.length ? ' (' + notes.join(', ') + ')' : ''}`;
+  const crossing = p.findings.filter((f) => f.includes(' spans '));
+  $('crossing-note').textContent = crossing.length ? crossing.join(' ') : 'Every TP, CP and EP group stays inside one scale-up domain.';
+  $('crossing-note').className = crossing.length ? 'crossing' : '';
+}
+
+function renderComm(p) {
+  const rows = p.comm.map((c) => {
+    const tr = el('tr', { class: c.crosses_domain && ['tp', 'cp', 'ep'].includes(c.axis) ? 'crossing' : '', 'data-axis': c.axis });
+    for (const [v, num] of [[c.axis.toUpperCase()], [c.collective], [c.group_size, 1], [c.tier.replace('_', '-')],
+                            [fmtBytes(c.bytes_per_step), 1], [fmtTime(c.time_s), 1], [fmtTime(c.exposed_s), 1],
+                            [c.critical_path ? 'critical' : 'hidden']])
+      tr.appendChild(el('td', num ? { class: 'num' } : {}, String(v)));
+    return tr;
+  });
+  if (!rows.length) rows.push(el('tr', {}, 'No communication: a single GPU.'));
+  $('comm').tBodies[0].replaceChildren(...rows);
+}
+
+function renderTime(p) {
+  const t = p.time;
+  const rows = [['compute', t.compute_s], ['recompute', t.recompute_s], ['exposed communication', t.exposed_comm_s],
+                ['pipeline bubble', t.bubble_s], ['optimizer step', t.optimizer_s], ['step', t.step_s]];
+  $('time').tBodies[0].replaceChildren(...rows.map(([k, v]) => {
+    const tr = el('tr');
+    tr.append(el('td', {}, k), el('td', { class: 'num' }, fmtTime(v)),
+              el('td', { class: 'num' }, t.step_s > 0 ? (100 * v / t.step_s).toFixed(1) + ' %' : ''));
+    return tr;
+  }));
+}
+
+// ---- search
+async function findBest() {
+  fromControls();
+  $('search-title').hidden = false;
+  $('search-summary').textContent = 'Searching…';
+  $('search-results').replaceChildren();
+  const c = buildCase();
+  c.layout = { global_batch: state.gbs, seq_len: state.seq, precision: state.precision };
+  try {
+    const r = await post('/api/search', { ...c, top: 5 });
+    const rejected = Object.entries(r.rejected).sort((a, b) => b[1] - a[1]).slice(0, 3).map(([k, v]) => `${v.toLocaleString('en-US')} ${k.replaceAll('_', ' ')}`).join(', ');
+    $('search-summary').textContent = `${r.evaluated.toLocaleString('en-US')} layouts evaluated in ${r.elapsed_s.toFixed(2)} s, ${r.feasible.toLocaleString('en-US')} fit; rejected: ${rejected}.`;
+    $('search-results').replaceChildren(...r.best.map((p, i) => {
+      const li = el('li');
+      const b = el('button', { type: 'button', class: 'load', 'data-rank': i + 1 }, 'Load');
+      b.addEventListener('click', () => loadLayout(p.inputs.layout));
+      li.append(b, `${p.layout_string} · mb ${p.inputs.layout.micro_batch} · ZeRO-${p.inputs.layout.zero} · ${p.inputs.layout.recompute} · ${p.inputs.layout.schedule} — ${Math.round(p.throughput.tokens_per_s_per_gpu).toLocaleString('en-US')} tokens/s/GPU, MFU ${(100 * p.throughput.mfu).toFixed(1)} %, ${fmtBytes(p.memory.total_bytes)}`);
+      return li;
+    }));
+    if (!r.best.length) $('search-summary').textContent += ' No layout fits.';
+  } catch (e) {
+    $('search-summary').textContent = e.message;
+  }
+}
+function loadLayout(l) {
+  Object.assign(state, { tp: l.tp, cp: l.cp, pp: l.pp, ep: l.ep, vpp: l.vpp, mb: l.micro_batch, zero: l.zero,
+                         recompute: l.recompute, sp: l.sequence_parallel ? 1 : 0, schedule: l.schedule });
+  toControls();
+  update();
+}
+
+// ---- start
+async function start() {
+  presets = await (await fetch('/api/presets')).json();
+  for (const m of presets.models) $('model').append(new Option(`${m.name} (${(m.params_total / 1e9).toFixed(1)}B)`, m.name));
+  for (const c of presets.clusters) $('cluster').append(new Option(`${c.name} · ${c.gpu.id}, ${c.scale_up_domain}/domain`, c.name));
+  state = readHash();
+  toControls();
+  $('controls').addEventListener('input', schedule);
+  $('controls').addEventListener('change', schedule);
+  $('model').addEventListener('change', () => { for (const id of Object.keys(ADVANCED)) delete state[id]; state.model = $('model').value; fillAdvanced(); });
+  $('cluster').addEventListener('change', () => { delete state['c-domain']; delete state['c-hbm']; state.cluster = $('cluster').value; fillAdvanced(); });
+  $('reset-numbers').addEventListener('click', () => { for (const k of Object.keys(state)) if (k.startsWith('m-') || k.startsWith('c-')) delete state[k]; fillAdvanced(); schedule(); });
+  $('find-best').addEventListener('click', findBest);
+  $('copy-link').addEventListener('click', () => navigator.clipboard?.writeText(location.href).catch(() => {}));
+  window.addEventListener('hashchange', () => { state = readHash(); toControls(); update(); });
+  update();
+}
+start();
