@@ -5,7 +5,7 @@ BUILD ?= build
 JOBS  ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build run test bench clean
+.PHONY: all deps build run test bench sanitize fuzz load clean
 all: build
 
 deps:
@@ -24,9 +24,36 @@ run: build
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
+# The whole test suite under AddressSanitizer + UndefinedBehaviorSanitizer (CI runs it).
+sanitize: deps
+	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSHARDPLAN_SANITIZE=ON -DSHARDPLAN_BUILD_BENCH=OFF
+	cmake --build build-asan -j $(JOBS)
+	cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  ctest --output-on-failure -j $(JOBS)
+
+# libFuzzer on the JSON readers, the Hugging Face import and the HTTP handler, FUZZ_SECONDS each
+# (CI: 60). New inputs go to build-fuzz/corpus-*; a crash leaves build-fuzz/crash-* and fails.
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+	  -DSHARDPLAN_FUZZ=ON
+	cmake --build build-fuzz -j $(JOBS) --target fuzz_case fuzz_hf fuzz_api
+	@for t in case hf api; do \
+	  mkdir -p build-fuzz/corpus-$$t; \
+	  echo "fuzz_$$t: $(FUZZ_SECONDS) s"; \
+	  build-fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+	    -print_final_stats=1 -artifact_prefix=build-fuzz/crash-$$t- build-fuzz/corpus-$$t fuzz/corpus/$$t \
+	    2>build-fuzz/fuzz-$$t.log || { tail -40 build-fuzz/fuzz-$$t.log; exit 1; }; \
+	  grep -E "stat::number_of_executed_units|Done" build-fuzz/fuzz-$$t.log | tail -2; \
+	done
+
+# Load on /api/plan: 64 connections for 30 s on loopback (wrk); prints requests/s, p99 and errors.
+load: build
+	tools/load.sh
+
 # Speed figures quoted in README.md (Google Benchmark; not part of the test suite).
 bench: build
 	$(BUILD)/shardplan_bench --benchmark_counters_tabular=true
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) build-asan build-fuzz

@@ -21,7 +21,7 @@ Run setup_serve(CLI::App& cmd) {
     auto max_body = std::make_shared<int64_t>(1 << 20);
     cmd.add_option("--host", o->host, "Address to listen on (default 127.0.0.1: this machine only)");
     cmd.add_option("--port", o->port, "Port (default 8080; 0 picks a free one)");
-    cmd.add_option("--threads", o->threads, "Worker threads (default 8)");
+    cmd.add_option("--threads", o->threads, "Worker threads, the most connections served at once (default 64)");
     cmd.add_option("--max-body", *max_body, "Largest request body in bytes (default 1 MiB; larger get 413)");
     return [o, max_body]() {
         if (o->port < 0 || o->port > 65535) throw ConfigError("--port", "an integer in [0, 65535]");

@@ -21,7 +21,9 @@ Server::Server(const ServerOptions& o) : impl_(std::make_unique<Impl>()) {
     s.set_payload_max_length(o.limits.max_body_bytes);  // longer bodies get 413 before they are read
     s.set_read_timeout(o.timeout_s, 0);
     s.set_write_timeout(o.timeout_s, 0);
-    s.set_keep_alive_max_count(100);
+    s.set_keep_alive_max_count(1000000);  // reconnect storms overflow the listen backlog (5 in this build)
+    s.set_keep_alive_timeout(2);
+    s.set_tcp_nodelay(true);  // answers are small: without it Nagle and delayed ACKs add 40 ms to each
     const ApiLimits limits = o.limits;
     auto route = [limits](const httplib::Request& req, httplib::Response& res) {
         const ApiResponse r = handle_api(req.method, req.path, req.body, limits);

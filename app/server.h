@@ -12,7 +12,7 @@ namespace shardplan::app {
 struct ServerOptions {
     std::string host = "127.0.0.1";
     int port = 8080;  // 0 = any free port
-    int threads = 8;
+    int threads = 64;  // one per keep-alive connection a browser or a load test keeps open
     ApiLimits limits;
     int timeout_s = 10;  // read and write timeouts per connection
 };

@@ -115,6 +115,10 @@ ApiResponse do_search(const json& j, const ApiLimits& limits) {
             sp.no_crossing = p["no_crossing"].get<bool>();
         }
     }
+    const int64_t size = search_space_size(c.model, c.cluster, sp);
+    if (size > limits.max_search_layouts)
+        throw ConfigError("pins", "a search of at most " + std::to_string(limits.max_search_layouts) + " layouts; this one has " +
+                                      std::to_string(size) + " (pin tp, pp or the schedule to narrow it)");
     const SearchResult r = search(c.model, c.cluster, c.layout, sp, opt);
     json out = {{"evaluated", r.evaluated}, {"feasible", r.feasible}, {"elapsed_s", r.elapsed_s},
                 {"rejected", r.rejected}, {"shortest_miss_bytes", r.shortest_miss_bytes}, {"best", json::array()}};

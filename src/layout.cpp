@@ -89,10 +89,11 @@ std::optional<LayoutProblem> check_layout(const ModelSpec& m, const ClusterSpec&
         if (d.v > 100'000'000) return problem("too_large", d.field, fmt::format("at most 10^8, got {}", d.v));
     if (l.seq_len > 1'000'000'000)
         return problem("too_large", "layout.seq_len", fmt::format("at most 10^9 tokens, got {}", l.seq_len));
-    const int64_t world = l.tp * l.cp * l.pp * l.dp;
-    if (world != c.gpus)
+    // Multiplied in double first: four degrees of up to 10^8 overflow int64.
+    const double world = double(l.tp) * double(l.cp) * double(l.pp) * double(l.dp);
+    if (world != double(c.gpus))
         return problem("degrees_product", "layout.dp",
-                       fmt::format("tp·cp·pp·dp = gpus ({}), got {}·{}·{}·{} = {}", c.gpus, l.tp, l.cp, l.pp, l.dp, world));
+                       fmt::format("tp·cp·pp·dp = gpus ({}), got {}·{}·{}·{} = {:.0f}", c.gpus, l.tp, l.cp, l.pp, l.dp, world));
     if (m.heads % l.tp != 0)
         return problem("tp_divides_heads", "layout.tp", fmt::format("a divisor of heads ({}), got {}", m.heads, l.tp));
     if (m.attention == AttentionKind::mha && m.kv_heads % l.tp != 0 && l.tp % m.kv_heads != 0)
@@ -136,6 +137,8 @@ std::optional<LayoutProblem> check_layout(const ModelSpec& m, const ClusterSpec&
         return problem("interleaved_needs_vpp", "layout.vpp", "at least 2 for the interleaved schedule");
     if (l.schedule == Schedule::dualpipe && l.pp % 2 != 0)
         return problem("dualpipe_even_pp", "layout.pp", fmt::format("an even pp for DualPipe, got {}", l.pp));
+    if (double(l.micro_batch) * double(l.dp) > 1e15)
+        return problem("too_large", "layout.micro_batch", "micro_batch·dp at most 10^15");
     const int64_t gb = global_batch(l);
     if (gb % (l.micro_batch * l.dp) != 0)
         return problem("batch_divides", "layout.global_batch",

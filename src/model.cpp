@@ -145,9 +145,21 @@ void validate_model(const ModelSpec& m, const std::string& path) {
     }
     // 10^13 parameters and beyond compute in int64; reject only what would overflow it.
     const double h = static_cast<double>(m.hidden);
+    double mla = 0;  // MLA up-projections: their products are not bounded by the widths above
+    if (m.attention == AttentionKind::mla && m.mla) {
+        const MlaSpec& x = *m.mla;
+        const double a = static_cast<double>(m.heads);
+        mla = double(x.q_lora_rank) * (h + a * double(x.qk_nope_head_dim + x.qk_rope_head_dim)) +
+              double(x.kv_lora_rank) * a * double(x.qk_nope_head_dim + x.v_head_dim) +
+              h * double(x.kv_lora_rank + x.qk_rope_head_dim) + a * double(x.v_head_dim) * h;
+    }
     const double approx = static_cast<double>(m.layers) *
-                              (4.0 * h * (double(q_width(m)) + double(k_width(m))) + 3.0 * h * double(m.ffn_hidden) +
-                               (m.moe ? 3.0 * h * double(m.moe->expert_ffn_hidden) * double(m.moe->experts) : 0.0)) +
+                              (4.0 * h * (double(m.heads) * double(m.head_dim) + double(m.kv_heads) * double(m.head_dim)) +
+                               mla + 3.0 * h * double(m.ffn_hidden) +
+                               (m.moe ? 3.0 * h * double(m.moe->expert_ffn_hidden) *
+                                            (double(m.moe->experts) + double(m.moe->shared_experts)) +
+                                            double(m.moe->experts) * h
+                                      : 0.0)) +
                           2.0 * static_cast<double>(m.vocab) * h;
     if (approx > 1e17) throw ConfigError(path, fmt::format("at most 10^17 parameters, got about {:.3g}", approx));
     require_positive(m.layers, path + ".layers");

@@ -219,7 +219,20 @@ void run_shape(const ModelSpec& m, const ClusterSpec& c, const Layout& base, con
                         }
 }
 
+int64_t variants(const ModelSpec& m, const Shape& s, const SearchSpace& sp) {
+    const int64_t mbs = sp.micro_batch ? 1 : static_cast<int64_t>(std::floor(std::log2(double(std::max<int64_t>(1, sp.max_micro_batch))))) + 1;
+    const int64_t zeros = sp.zero ? 1 : 4, rcs = sp.recompute ? 1 : 3;
+    const int64_t sps = sp.sequence_parallel ? 1 : (s.tp > 1 ? 2 : 1);
+    return static_cast<int64_t>(schedules(m, s, sp).size() * orders(m, s, sp).size()) * mbs * zeros * rcs * sps;
+}
+
 }  // namespace
+
+int64_t search_space_size(const ModelSpec& m, const ClusterSpec& c, const SearchSpace& space) {
+    int64_t n = 0;
+    for (const Shape& s : shapes(m, c, space)) n += variants(m, s, space);
+    return n;
+}
 
 SearchResult search(const ModelSpec& m, const ClusterSpec& c, const Layout& base, const SearchSpace& space,
                     const SearchOptions& opt) {

@@ -80,6 +80,13 @@ TEST(Api, BadInputIs400NamingTheField) {
     }
     EXPECT_EQ(handle_api("POST", "/api/search", R"({"model": "llama3-8b", "cluster": "dgx-h100", "top": 0})").status, 400);
     EXPECT_EQ(handle_api("POST", "/api/search", R"({"model": "llama3-8b", "cluster": "dgx-h100", "pins": {"tq": 1}})").status, 400);
+    ApiLimits small;
+    small.max_search_layouts = 1'000'000;
+    const ApiResponse huge = handle_api("POST", "/api/search",
+        R"({"model": "llama3-405b", "cluster": {"gpu": "h100-sxm", "gpus": 100000000}, "layout": {"global_batch": 100000000}})",
+        small);
+    EXPECT_EQ(huge.status, 400);  // refused before it ties up a worker
+    EXPECT_NE(huge.body.find("pins: expected a search of at most"), std::string::npos) << huge.body;
     EXPECT_EQ(handle_api("GET", "/api/plan", "").status, 405);
     EXPECT_EQ(handle_api("GET", "/../../etc/passwd", "").status, 404);
     EXPECT_EQ(handle_api("GET", "/web/index.html", "").status, 404);

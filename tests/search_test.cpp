@@ -87,6 +87,16 @@ TEST(Search, PinnedDimensionsAreRespected) {
         }
 }
 
+TEST(Search, SpaceSizeIsCountedWithoutEvaluating) {
+    const Problem s = llama70b_on_64();
+    const SearchResult r = search(s.model, s.cluster, s.base, SearchSpace{}, {});
+    EXPECT_EQ(search_space_size(s.model, s.cluster, SearchSpace{}), r.evaluated);
+    SearchSpace pinned;
+    pinned.tp = 8;
+    pinned.zero = 1;
+    EXPECT_EQ(search_space_size(s.model, s.cluster, pinned), search(s.model, s.cluster, s.base, pinned, {}).evaluated);
+}
+
 TEST(Search, RejectionsAddUpToEvaluatedMinusFeasible) {
     const Problem s = llama70b_on_64();
     const SearchResult r = search(s.model, s.cluster, s.base, SearchSpace{}, {});

@@ -12,6 +12,7 @@
 ///   ApiResponse r = handle_api("POST", "/api/plan", R"({"model": "llama3-8b", ...})");
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace shardplan {
@@ -25,6 +26,7 @@ struct ApiResponse {
 struct ApiLimits {
     size_t max_body_bytes = 1 << 20;  // 1 MiB: a case is a few kB
     int max_top = 50;
+    int64_t max_search_layouts = 20'000'000;  // a bigger search is refused (400) instead of tying up a worker
 };
 
 ApiResponse handle_api(const std::string& method, const std::string& path, const std::string& body,

@@ -56,6 +56,10 @@ struct SearchResult {
 SearchResult search(const ModelSpec& m, const ClusterSpec& c, const Layout& base, const SearchSpace& space,
                     const SearchOptions& opt = {});
 
+/// How many layouts search() would evaluate: the size of the space, counted without evaluating it
+/// (the server refuses searches above a limit instead of tying up a worker).
+int64_t search_space_size(const ModelSpec& m, const ClusterSpec& c, const SearchSpace& space);
+
 /// Divisors of n in increasing order.
 std::vector<int64_t> divisors(int64_t n);
 

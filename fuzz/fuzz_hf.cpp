@@ -1,0 +1,21 @@
+// libFuzzer target: the Hugging Face config.json import.
+#include <cstdint>
+#include <string>
+
+#include "shardplan/error.h"
+#include "shardplan/hf.h"
+#include "shardplan/io.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+    using namespace shardplan;
+    const json j = json::parse(std::string(reinterpret_cast<const char*>(data), size), nullptr, false);
+    if (j.is_discarded()) return 0;
+    try {
+        const ModelSpec m = model_from_hf_config(j, "config");
+        (void)model_params_total(m);
+        (void)model_params_active(m);
+        (void)to_json(m).dump();
+    } catch (const ConfigError&) {
+    }
+    return 0;
+}
