@@ -24,5 +24,6 @@ Run setup_model(CLI::App& cmd);
 Run setup_export(CLI::App& cmd);
 Run setup_sweep(CLI::App& cmd);
 Run setup_serve(CLI::App& cmd);
+Run setup_trace(CLI::App& cmd);
 
 }  // namespace shardplan::app

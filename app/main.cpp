@@ -15,6 +15,7 @@ const shardplan::app::Command kCommands[] = {
     {"sweep", "The best layout at each GPU count, sequence length or global batch; CSV and SVG", shardplan::app::setup_sweep},
     {"export", "The layout as Megatron-LM arguments, a torchtitan TOML or a DeepSpeed JSON", shardplan::app::setup_export},
     {"model", "Parameter counts of a model preset, model file or Hugging Face config.json", shardplan::app::setup_model},
+    {"trace", "One simulated step as a Chrome trace (Perfetto, chrome://tracing)", shardplan::app::setup_trace},
     {"serve", "The web planner and its JSON API on http://127.0.0.1:8080/", shardplan::app::setup_serve},
     {"validate", "Predict published runs and compare with what they measured", shardplan::app::setup_validate},
     {"calibrate", "Fit the efficiency constants to your measured runs; write a cluster profile",

@@ -1,0 +1,64 @@
+/// A discrete-event simulation of one pipeline-parallel step: every rank runs its schedule's ordered
+/// list of forward (F), backward (B, input gradients; the full backward where W is not split off) and
+/// weight-gradient (W) passes, each starting when its rank is free and its inputs have arrived
+/// (activations from the previous stage, gradients from the next, one point-to-point send later).
+/// Schedules: GPipe, 1F1B, interleaved 1F1B (Megatron's order) and ZB-H1 (W deferred into the drain).
+/// It checks the closed forms of schedule.h and draws the timeline `shardplan trace` writes.
+///
+///   PipelineSpec s = pipeline_spec(plan);
+///   SimResult r = simulate_pipeline(s);   // r.makespan_s, r.peak_in_flight, r.ops
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "shardplan/enums.h"
+
+namespace shardplan {
+
+struct Plan;
+
+struct PipelineSpec {
+    int64_t pp = 1, vpp = 1, micro_batches = 1;
+    Schedule schedule = Schedule::one_f_one_b;
+    /// Per rank and chunk (index rank·vpp + chunk): forward, input-gradient and weight-gradient time of one
+    /// micro-batch. Schedules that do not split the backward run B + W as one pass.
+    std::vector<double> f_s, b_s, w_s;
+    double p2p_s = 0;  // one boundary send, activations or gradients
+};
+
+struct SimOp {
+    int64_t rank = 0, chunk = 0, micro_batch = 0;
+    char kind = 'F';  // 'F', 'B' or 'W'
+    double start_s = 0, end_s = 0;
+};
+
+struct SimResult {
+    std::vector<SimOp> ops;
+    double makespan_s = 0;                // first forward to last backward pass, all ranks
+    std::vector<double> busy_s;           // per rank: time spent in passes
+    std::vector<int64_t> peak_in_flight;  // per rank: most micro-batch chunks whose activations are alive
+    std::string error;                    // set when the schedule cannot run (it deadlocks)
+};
+
+/// True for the schedules simulate_pipeline() implements (not DualPipe yet).
+bool simulated(Schedule s);
+
+SimResult simulate_pipeline(const PipelineSpec& spec);
+
+/// The pipeline of a plan's critical path: per-stage pass times from the cost model (exposed TP/CP/EP
+/// traffic included), chunks of a stage sharing its time evenly, the PP send time of its tier.
+PipelineSpec pipeline_spec(const Plan& p);
+
+/// What the plan's closed forms predict for the simulated span: the step less what happens outside the
+/// pipeline (the exposed DP reduction tail and the optimizer step).
+double closed_form_pipeline_s(const Plan& p);
+
+/// Chrome Trace Event Format (opens in Perfetto and chrome://tracing): one process per pipeline rank,
+/// threads for compute, point-to-point sends, per-layer collectives and the DP reduction; events
+/// "F3", "B3", "W3", "send", "tp reduce-scatter + all-gather", ... with sizes in args.
+nlohmann::json trace_json(const Plan& p, const SimResult& r, const PipelineSpec& s);
+
+}  // namespace shardplan
