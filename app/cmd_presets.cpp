@@ -15,14 +15,7 @@ Run setup_presets(CLI::App& cmd) {
     cmd.add_flag("--json", *json_out, "Print as JSON");
     return [json_out]() {
         if (*json_out) {
-            json j = {{"models", json::array()}, {"gpus", json::array()}, {"clusters", json::array()}};
-            for (const ModelSpec& m : model_presets()) j["models"].push_back(to_json(m));
-            for (const ClusterSpec& c : cluster_presets()) j["clusters"].push_back(to_json(c));
-            for (const GpuSpec& g : gpu_presets()) {
-                ClusterSpec one;
-                one.gpu = g;
-                j["gpus"].push_back(to_json(one)["gpu"]);
-            }
+            const json j = presets_json();
             std::cout << j.dump(2) << "\n";
             return 0;
         }

@@ -28,18 +28,6 @@ json parse_body(const std::string& body) {
     }
 }
 
-json presets_json() {
-    json j = {{"models", json::array()}, {"gpus", json::array()}, {"clusters", json::array()}};
-    for (const ModelSpec& m : model_presets()) j["models"].push_back(to_json(m));
-    for (const ClusterSpec& c : cluster_presets()) j["clusters"].push_back(to_json(c));
-    for (const GpuSpec& g : gpu_presets()) {
-        ClusterSpec one;
-        one.gpu = g;
-        j["gpus"].push_back(to_json(one)["gpu"]);
-    }
-    return j;
-}
-
 Case case_of(const json& j) {
     if (!j.is_object()) throw ConfigError("body", "a JSON object with model, cluster and layout");
     json c = j;

@@ -423,4 +423,16 @@ json to_json(const Layout& l) {
             {"order", order_string(l)}, {"framework", l.framework}};
 }
 
+json presets_json() {
+    json j = {{"models", json::array()}, {"gpus", json::array()}, {"clusters", json::array()}};
+    for (const ModelSpec& m : model_presets()) j["models"].push_back(to_json(m));
+    for (const ClusterSpec& c : cluster_presets()) j["clusters"].push_back(to_json(c));
+    for (const GpuSpec& g : gpu_presets()) {
+        ClusterSpec one;
+        one.gpu = g;
+        j["gpus"].push_back(to_json(one)["gpu"]);
+    }
+    return j;
+}
+
 }  // namespace shardplan

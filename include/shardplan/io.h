@@ -59,5 +59,7 @@ json to_json(const ModelSpec& m);
 json to_json(const ClusterSpec& c);
 json to_json(const Layout& l);
 json to_json(const Efficiency& e);
+/// Every built-in model, GPU and cluster: `shardplan presets --json` and GET /api/presets.
+json presets_json();
 
 }  // namespace shardplan
