@@ -11,6 +11,7 @@
 #include "shardplan/presets.h"
 #include "shardplan/report.h"
 #include "shardplan/search.h"
+#include "shardplan/simulate.h"
 
 namespace shardplan {
 
@@ -130,14 +131,25 @@ ApiResponse handle_api(const std::string& method, const std::string& path, const
             static const std::string cached = presets_json().dump();
             return {200, "application/json", cached};
         }
-        if (path == "/api/plan" || path == "/api/search") {
+        if (path == "/api/plan" || path == "/api/search" || path == "/api/trace") {
             if (method != "POST") return error_response(405, "method: expected POST for " + path);
             const json j = parse_body(body);
             if (path == "/api/search") return do_search(j, limits);
             const Case c = case_of(j);
             const Plan p = evaluate(c.model, c.cluster, c.layout);
             if (p.rejection) return error_response(400, p.rejection->field + ": expected " + p.rejection->expected);
-            return json_response(200, plan_to_json(p));
+            if (path == "/api/plan") return json_response(200, plan_to_json(p));
+            // The simulated step as a Chrome trace, the same document `shardplan trace` writes.
+            const int64_t passes = p.micro_batches * p.layout.pp * p.layout.vpp;
+            if (passes > limits.max_trace_passes)
+                return error_response(400, "layout.global_batch: expected a timeline of at most " +
+                                               std::to_string(limits.max_trace_passes) + " passes (micro-batches × pp × vpp), got " +
+                                               std::to_string(passes));
+            const PipelineSpec spec = pipeline_spec(p);
+            const SimResult r = simulate_pipeline(spec);
+            if (!r.error.empty())
+                return error_response(400, "layout.schedule: expected gpipe, 1f1b, interleaved or zb for a timeline; " + r.error);
+            return json_response(200, trace_json(p, r, spec));
         }
         if (method == "GET" || method == "HEAD") {
             if (const Asset* a = find_asset(path)) {
@@ -145,7 +157,7 @@ ApiResponse handle_api(const std::string& method, const std::string& path, const
                 return r;
             }
         }
-        return error_response(404, "path: expected /, /app.js, /style.css or /api/{presets,plan,search}");
+        return error_response(404, "path: expected /, /app.js, /style.css or /api/{presets,plan,search,trace}");
     } catch (const ConfigError& e) {
         return error_response(400, e.what());
     } catch (const std::exception& e) {

@@ -93,6 +93,34 @@ TEST(Api, BadInputIs400NamingTheField) {
     EXPECT_EQ(handle_api("POST", "/api/plan", std::string(2 << 20, ' ')).status, 413);
 }
 
+TEST(Api, TraceIsTheSimulatedStepOrAReason) {
+    // 64 H100, TP8 · PP4 · DP2, 16 sequences: 8 micro-batches of 1F1B, 2 · 8 passes on each of 4 ranks.
+    const std::string piped = R"({"model": "llama3-70b", "cluster": {"gpu": "h100-sxm", "gpus": 64},
+                                  "layout": {"tp": 8, "pp": 4, "global_batch": 16, "seq_len": 4096, "schedule": "SCHED"}})";
+    auto with = [&](const std::string& sched) {
+        std::string b = piped;
+        return b.replace(b.find("SCHED"), 5, sched);
+    };
+    const ApiResponse t = handle_api("POST", "/api/trace", with("1f1b"));
+    ASSERT_EQ(t.status, 200) << t.body;
+    const json j = json::parse(t.body);
+    int passes = 0;
+    for (const auto& e : j["traceEvents"])
+        if (e["ph"] == "X" && e["tid"] == 0 && e["name"] != "optimizer") ++passes;
+    EXPECT_EQ(passes, 2 * 8 * 4);
+    EXPECT_EQ(j["otherData"]["micro_batches"], 8);
+
+    const ApiResponse dual = handle_api("POST", "/api/trace", with("dualpipe"));
+    EXPECT_EQ(dual.status, 400);
+    EXPECT_NE(dual.body.find("layout.schedule: expected gpipe, 1f1b, interleaved or zb"), std::string::npos) << dual.body;
+    ApiLimits small;
+    small.max_trace_passes = 16;
+    const ApiResponse big = handle_api("POST", "/api/trace", with("1f1b"), small);
+    EXPECT_EQ(big.status, 400);
+    EXPECT_NE(big.body.find("layout.global_batch: expected a timeline of at most 16 passes"), std::string::npos) << big.body;
+    EXPECT_EQ(handle_api("GET", "/api/trace", "").status, 405);
+}
+
 TEST(Api, PageAssetsAreEmbedded) {
     const ApiResponse index = handle_api("GET", "/", "");
     ASSERT_EQ(index.status, 200);

@@ -138,6 +138,7 @@ async function update() {
     if (mine !== seq) return;  // a newer request is on its way
     showError('');
     render(plan);
+    await updateTimeline(plan, mine);
   } catch (e) {
     if (mine === seq) showError(e.message);
   }
@@ -271,6 +272,55 @@ function renderTime(p) {
               el('td', { class: 'num' }, t.step_s > 0 ? (100 * v / t.step_s).toFixed(1) + ' %' : ''));
     return tr;
   }));
+}
+
+// ---- pipeline timeline: the simulated step (POST /api/trace, the Chrome trace `shardplan trace` writes)
+const PASS_COLORS = { F: '#2563eb', B: '#16a34a', W: '#d97706' };
+async function updateTimeline(plan, mine) {
+  const section = $('timeline-section');
+  if (plan.inputs.layout.pp <= 1) { section.hidden = true; return; }
+  section.hidden = false;
+  if (plan.inputs.layout.schedule === 'dualpipe') {
+    $('timeline').replaceChildren();
+    $('timeline-caption').textContent = 'DualPipe is not simulated yet; its bubble is the closed form';
+    return;
+  }
+  try {
+    const trace = await post('/api/trace', buildCase());
+    if (mine === seq) renderTimeline(trace);
+  } catch (e) {
+    if (mine === seq) { $('timeline').replaceChildren(); $('timeline-caption').textContent = e.message; }
+  }
+}
+
+function renderTimeline(trace) {
+  const svg = $('timeline');
+  const spans = trace.traceEvents.filter((e) => e.ph === 'X' && (e.tid === 0 || e.tid === 3));
+  const ranks = 1 + Math.max(...spans.map((e) => e.pid));
+  const end = Math.max(...spans.map((e) => e.ts + e.dur));
+  const W = 900, left = 58, row = 22, top = 8;
+  const x = (us) => left + (us / end) * (W - left - 8);
+  const parts = [];
+  for (let r = 0; r < ranks; ++r) parts.push(el('text', { x: 4, y: top + r * row + 15 }, `rank ${r}`));
+  for (const e of spans) {
+    const kind = e.tid === 3 || e.name === 'optimizer' ? null : e.name[0];
+    const y = top + e.pid * row + (e.tid === 3 ? 15 : 2);
+    const h = e.tid === 3 ? 4 : 13;
+    const r = el('rect', { x: x(e.ts), y, width: Math.max(0.5, x(e.ts + e.dur) - x(e.ts)), height: h,
+                           fill: kind ? PASS_COLORS[kind] : '#9ca3af', class: kind ? 'pass' : 'tail',
+                           'data-rank': e.pid, 'data-start': e.ts, 'data-end': e.ts + e.dur });
+    if (kind) r.dataset.kind = kind;
+    r.appendChild(el('title', {}, `rank ${e.pid} · ${e.name} · ${fmtTime(e.dur / 1e6)}`));
+    parts.push(r);
+  }
+  const H = top + ranks * row + 18;
+  parts.push(el('text', { x: left, y: H - 4 }, '0'));
+  parts.push(el('text', { x: W - 8, y: H - 4, 'text-anchor': 'end' }, fmtTime(end / 1e6)));
+  svg.setAttribute('viewBox', `0 0 ${W} ${H}`);
+  svg.replaceChildren(...parts);
+  const info = trace.otherData;
+  $('timeline-caption').textContent =
+    `${info.schedule} · ${info.micro_batches} micro-batches · simulated passes ${fmtTime(info.simulated_makespan_s)}`;
 }
 
 // ---- search

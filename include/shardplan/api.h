@@ -5,6 +5,7 @@
 ///   GET  /api/presets        models, GPUs and clusters (as `presets --json`)
 ///   POST /api/plan           a case (model, cluster, layout) → `plan --json`
 ///   POST /api/search         a case, plus {"top", "pareto", "pins": {...}} → `search --json`
+///   POST /api/trace          a case → its simulated step as a Chrome trace (as `shardplan trace`)
 ///   GET  /, /app.js, /style.css   the page, embedded in the binary
 /// Bad input is 400 with {"error": "field: expected ..."}; a body over the limit is 413; any other
 /// path is 404 (nothing outside the embedded assets is ever served).
@@ -27,6 +28,7 @@ struct ApiLimits {
     size_t max_body_bytes = 1 << 20;  // 1 MiB: a case is a few kB
     int max_top = 50;
     int64_t max_search_layouts = 20'000'000;  // a bigger search is refused (400) instead of tying up a worker
+    int64_t max_trace_passes = 100'000;       // micro-batches × virtual stages of a /api/trace timeline
 };
 
 ApiResponse handle_api(const std::string& method, const std::string& path, const std::string& body,

@@ -119,6 +119,30 @@ test('find best layout, then load a result', async () => {
   await page.screenshot({ path: `${SHOTS}/search.png`, fullPage: true });
 });
 
+test('a pipelined plan shows its simulated timeline, one pass at a time per rank', async () => {
+  // 64 H100, TP8 · PP4 · DP2, 16 sequences: m = 16 / 2 = 8 micro-batches; ZB-H1 runs F, B and W of
+  // each on every rank, 3 · 8 · 4 = 96 passes.
+  await page.goto(base + '#model=llama3-70b&cluster=dgx-h100&gpus=64&tp=8&pp=4&gbs=16&seq=4096&schedule=zb');
+  await ready();
+  await settle(() => document.querySelectorAll('#timeline rect.pass').length > 0);
+  assert.equal(await page.locator('#timeline-section').isVisible(), true);
+  const passes = await page.$$eval('#timeline rect.pass', (rs) => rs.map((r) => ({
+    rank: Number(r.dataset.rank), kind: r.dataset.kind, start: Number(r.dataset.start), end: Number(r.dataset.end) })));
+  assert.equal(passes.length, 96);
+  for (const k of ['F', 'B', 'W']) assert.equal(passes.filter((p) => p.kind === k).length, 32);
+  for (let r = 0; r < 4; ++r) {
+    const mine = passes.filter((p) => p.rank === r).sort((a, b) => a.start - b.start);
+    for (let i = 1; i < mine.length; ++i) assert.ok(mine[i - 1].end <= mine[i].start + 1e-3, `rank ${r} overlaps`);
+  }
+  assert.match(await page.textContent('#timeline-caption'), /zb · 8 micro-batches/);
+  await page.screenshot({ path: `${SHOTS}/timeline.png`, fullPage: true });
+  await page.selectOption('#schedule', 'dualpipe');
+  await settle(() => /not simulated/.test(document.querySelector('#timeline-caption').textContent));
+  await page.selectOption('#schedule', '1f1b');
+  await setNumber('pp', 1);
+  await settle(() => document.querySelector('#timeline-section').hidden);
+});
+
 test('a narrow window still shows the controls and results', async () => {
   const narrow = await browser.newPage({ viewport: { width: 420, height: 900 } });
   await narrow.goto(base + '#model=llama3-70b&cluster=nvl72&gpus=144&tp=8&gbs=144&seq=4096');
