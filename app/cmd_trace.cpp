@@ -26,6 +26,11 @@ Run setup_trace(CLI::App& cmd) {
         const Case c = resolve_scenario(o->flags);
         const Plan p = evaluate(c.model, c.cluster, c.layout);
         if (p.rejection) throw ConfigError(p.rejection->field, p.rejection->expected);
+        const int64_t passes = p.micro_batches * p.layout.pp * p.layout.vpp;
+        constexpr int64_t kMaxPasses = 2'000'000;  // ~1 GB of trace; Perfetto will not open more anyway
+        if (passes > kMaxPasses)
+            throw ConfigError("--global-batch", fmt::format("a timeline of at most {} passes (micro-batches × pp × vpp), got {}",
+                                                            kMaxPasses, passes));
         const PipelineSpec spec = pipeline_spec(p);
         const SimResult r = simulate_pipeline(spec);
         if (!r.error.empty()) throw ConfigError("--schedule", "gpipe, 1f1b, interleaved or zb for a trace; " + r.error);
