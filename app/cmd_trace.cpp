@@ -2,6 +2,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -26,14 +27,10 @@ Run setup_trace(CLI::App& cmd) {
         const Case c = resolve_scenario(o->flags);
         const Plan p = evaluate(c.model, c.cluster, c.layout);
         if (p.rejection) throw ConfigError(p.rejection->field, p.rejection->expected);
-        const int64_t passes = p.micro_batches * p.layout.pp * p.layout.vpp;
-        constexpr int64_t kMaxPasses = 2'000'000;  // ~1 GB of trace; Perfetto will not open more anyway
-        if (passes > kMaxPasses)
-            throw ConfigError("--global-batch", fmt::format("a timeline of at most {} passes (micro-batches × pp × vpp), got {}",
-                                                            kMaxPasses, passes));
+        if (const auto no = trace_refusal(p, 2'000'000)) throw ConfigError(no->field, no->expected);  // 2 M passes: ~1 GB
         const PipelineSpec spec = pipeline_spec(p);
         const SimResult r = simulate_pipeline(spec);
-        if (!r.error.empty()) throw ConfigError("--schedule", "gpipe, 1f1b, interleaved or zb for a trace; " + r.error);
+        if (!r.error.empty()) throw std::runtime_error("internal error: " + r.error);
         std::ofstream f(o->out);
         if (!f) throw ConfigError("--output", "a writable file path, cannot write \"" + o->out + "\"");
         f << trace_json(p, r, spec).dump() << "\n";

@@ -140,15 +140,11 @@ ApiResponse handle_api(const std::string& method, const std::string& path, const
             if (p.rejection) return error_response(400, p.rejection->field + ": expected " + p.rejection->expected);
             if (path == "/api/plan") return json_response(200, plan_to_json(p));
             // The simulated step as a Chrome trace, the same document `shardplan trace` writes.
-            const int64_t passes = p.micro_batches * p.layout.pp * p.layout.vpp;
-            if (passes > limits.max_trace_passes)
-                return error_response(400, "layout.global_batch: expected a timeline of at most " +
-                                               std::to_string(limits.max_trace_passes) + " passes (micro-batches × pp × vpp), got " +
-                                               std::to_string(passes));
+            if (const auto no = trace_refusal(p, limits.max_trace_passes))
+                return error_response(400, no->field + ": expected " + no->expected);
             const PipelineSpec spec = pipeline_spec(p);
             const SimResult r = simulate_pipeline(spec);
-            if (!r.error.empty())
-                return error_response(400, "layout.schedule: expected gpipe, 1f1b, interleaved or zb for a timeline; " + r.error);
+            if (!r.error.empty()) return error_response(500, "internal error: " + r.error);
             return json_response(200, trace_json(p, r, spec));
         }
         if (method == "GET" || method == "HEAD") {

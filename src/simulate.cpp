@@ -207,6 +207,19 @@ PipelineSpec pipeline_spec(const Plan& p) {
     return s;
 }
 
+std::optional<LayoutProblem> trace_refusal(const Plan& p, int64_t max_passes) {
+    if (!simulated(p.layout.schedule))
+        return LayoutProblem{"schedule_not_simulated", "layout.schedule",
+                             "gpipe, 1f1b, interleaved or zb for a timeline; the DualPipe timeline is not simulated yet "
+                             "(its bubble is the closed form of docs/model.md §7)"};
+    const int64_t passes = p.micro_batches * p.layout.pp * p.layout.vpp;
+    if (passes > max_passes)
+        return LayoutProblem{"trace_too_large", "layout.global_batch",
+                             fmt::format("a timeline of at most {} passes (micro-batches × pp × vpp), got {}", max_passes,
+                                         passes)};
+    return std::nullopt;
+}
+
 double closed_form_pipeline_s(const Plan& p) {
     double dp_exposed_s = 0;
     for (const CommTerm& c : p.comm)

@@ -9,12 +9,14 @@
 ///   SimResult r = simulate_pipeline(s);   // r.makespan_s, r.peak_in_flight, r.ops
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "shardplan/enums.h"
+#include "shardplan/layout.h"
 
 namespace shardplan {
 
@@ -55,6 +57,10 @@ PipelineSpec pipeline_spec(const Plan& p);
 /// What the plan's closed forms predict for the simulated span: the step less what happens outside the
 /// pipeline (the exposed DP reduction tail and the optimizer step).
 double closed_form_pipeline_s(const Plan& p);
+
+/// Why a plan's step cannot be drawn: its schedule is not simulated (DualPipe), or it has more than
+/// `max_passes` passes (micro-batches × pp × vpp), which would make a trace too large to open.
+std::optional<LayoutProblem> trace_refusal(const Plan& p, int64_t max_passes);
 
 /// Chrome Trace Event Format (opens in Perfetto and chrome://tracing): one process per pipeline rank,
 /// threads for compute, point-to-point sends, per-layer collectives and the DP reduction; events
