@@ -26,6 +26,8 @@ json parse_body(const std::string& body) {
         return json::parse(body);
     } catch (const json::parse_error& e) {
         throw ConfigError("body", "valid JSON, parse error at byte " + std::to_string(e.byte));
+    } catch (const json::out_of_range&) {  // 1e999: a number that overflows a double
+        throw ConfigError("body", "valid JSON with finite numbers, one overflows a double");
     }
 }
 

@@ -123,6 +123,8 @@ json read_json_file(const std::string& file, const std::string& field) {
         return json::parse(text);
     } catch (const json::parse_error& e) {
         throw ConfigError(field, fmt::format("valid JSON in \"{}\", parse error at byte {}", file, e.byte));
+    } catch (const json::out_of_range&) {  // 1e999: a number that overflows a double
+        throw ConfigError(field, fmt::format("valid JSON in \"{}\" with finite numbers, one overflows a double", file));
     }
 }
 

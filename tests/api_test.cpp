@@ -68,6 +68,9 @@ TEST(Api, PlanSearchPresetsInProcess) {
 TEST(Api, BadInputIs400NamingTheField) {
     struct Bad { const char* body; const char* field; };
     for (Bad b : {Bad{"{not json", "body: expected valid JSON"}, {"", "body: expected a JSON object"},
+                  {"9999999e999", "body: expected valid JSON with finite numbers"},  // found by fuzz_api
+                  {R"({"model": "llama3-8b", "cluster": {"gpu": "h100-sxm", "gpus": 1e999}, "layout": {}})",
+                   "body: expected valid JSON with finite numbers"},
                   {"[1,2]", "body: expected a JSON object"},
                   {R"({"model": "llama3-8b", "cluster": {"gpu": "h100-sxm", "gpus": 8}, "layout": {"tp": 3, "dp": 1}})",
                    "layout.dp: expected tp·cp·pp·dp = gpus"},
