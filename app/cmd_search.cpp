@@ -94,7 +94,6 @@ Run setup_search(CLI::App& cmd) {
             if (!framework) throw ConfigError("--export", "one of " + enum_choices<Framework>() + ", got \"" + o->export_to + "\"");
         }
         if (o->top < 1 || o->top > 1000) throw ConfigError("--top", "an integer in [1, 1000]");
-        if (o->threads < 0 || o->threads > 256) throw ConfigError("--threads", "an integer in [0, 256]");
         if (o->max_mb < 1) throw ConfigError("--max-micro-batch", "a positive integer");
         const ScenarioFlags& f = o->flags;
         const Case base = resolve_base(f);
@@ -108,7 +107,7 @@ Run setup_search(CLI::App& cmd) {
         SearchOptions opt;
         opt.top = o->top;
         opt.pareto = o->pareto;
-        opt.threads = o->threads;
+        opt.threads = search_threads(o->threads);
         const bool tty = isatty(STDERR_FILENO) != 0 && fmt == OutputFormat::as_table;
         if (tty)
             opt.progress = [](int64_t done, int64_t total, double elapsed) {

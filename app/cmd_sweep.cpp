@@ -79,7 +79,7 @@ Run setup_sweep(CLI::App& cmd) {
         const Case base = resolve_base(base_flags);
         SearchOptions opt;
         opt.top = 1;
-        opt.threads = o->threads;
+        opt.threads = search_threads(o->threads);
         const auto points = sweep(base.model, base.cluster, base.layout, search_space_from_flags(o->flags), swept->axis,
                                   values, opt);
         if (!o->plot.empty()) {

@@ -183,6 +183,11 @@ SearchSpace search_space_from_flags(const ScenarioFlags& f) {
     return sp;
 }
 
+int search_threads(int threads) {
+    if (threads < 0 || threads > 256) throw ConfigError("--threads", "an integer in [0, 256]");
+    return threads;
+}
+
 OutputFormat output_format(const std::string& format, bool json) {
     if (json) return OutputFormat::as_json;
     if (auto f = parse_enum<OutputFormat>(format)) return *f;

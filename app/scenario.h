@@ -43,5 +43,7 @@ bool use_color(const std::string& mode);
 OutputFormat output_format(const std::string& format, bool json);
 /// Registers --format and --json on a command.
 void add_format_flags(CLI::App& cmd, std::string& format, bool& json);
+/// --threads of the search commands, checked: 0 (all cores) to 256.
+int search_threads(int threads);
 
 }  // namespace shardplan::app
