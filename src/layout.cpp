@@ -158,6 +158,10 @@ std::optional<LayoutProblem> check_layout(const ModelSpec& m, const ClusterSpec&
             return problem("too_few_micro_batches", "layout.global_batch",
                            fmt::format("at least {} micro-batches ({}), got {} = {}/({}·{})", need, why, m_mb, gb,
                                        l.micro_batch, l.dp));
+        if (l.schedule == Schedule::dualpipe && m_mb % 2 != 0)
+            return problem("dualpipe_even_micro_batches", "layout.global_batch",
+                           fmt::format("an even number of micro-batches for DualPipe (half enter at each end), got {} = "
+                                       "{}/({}·{})", m_mb, gb, l.micro_batch, l.dp));
     }
     if (!c.gpu.supports(l.precision) && l.precision == Precision::nvfp4)
         return problem("precision_unsupported", "layout.precision",

@@ -13,8 +13,10 @@ namespace shardplan {
 namespace {
 
 struct Op {
-    char kind;
+    char kind;          // 'F', 'B' or 'W' ('W' from the list pops the rank's oldest held weight gradient)
     int64_t mb, chunk;
+    bool split = false;  // B computes input gradients only; its W is held for later
+    bool join = false;   // F that starts together with the next B (DualPipe's overlapped F&B pair)
 };
 
 // Forward order of (micro-batch, chunk) pairs on one rank under interleaving (Megatron): groups of pp
@@ -25,6 +27,42 @@ std::vector<std::pair<int64_t, int64_t>> interleaved_order(int64_t pp, int64_t v
         for (int64_t c = 0; c < v; ++c)
             for (int64_t mb = g; mb < std::min(m, g + pp); ++mb) out.emplace_back(mb, backward ? v - 1 - c : c);
     return out;
+}
+
+// DualPipe (DeepSeek-V3 report §3.2.1; deepseek-ai/DualPipe): half of the micro-batches enter at rank 0,
+// half at rank pp − 1. Rank r runs direction 0 at position r and direction 1 at position pp − 1 − r (its
+// chunks 0 and 1). Ranks r and pp − 1 − r mirror each other: "phase 0" is the direction that enters on
+// their side. The order has eight parts, with h = min(r, pp − 1 − r), d = pp/2 and n = m/2 micro-batches
+// per direction: 2(d−h−1) F0 · (h+1) F0 F1 · (d−h−1) B1 W F1 · (n−pp+h+1) F0&B1 F1&B0 · (d−h−1) B1 F1&B0 ·
+// (h+1) B1 B0 (the second half input-gradient only) · (d−h−1) W B0 (input-gradient only) · (h+1) W.
+std::vector<Op> dualpipe_ops(int64_t pp, int64_t m, int64_t r) {
+    const int64_t d = pp / 2, h = std::min(r, pp - 1 - r), n = m / 2;
+    const bool middle = h == d - 1;
+    auto chunk = [&](int ph) -> int64_t { return r < d ? ph : 1 - ph; };
+    int64_t fc[2] = {0, 0}, bc[2] = {0, 0};
+    std::vector<Op> ops;
+    auto F = [&](int ph, bool join = false) { ops.push_back({'F', fc[ph]++, chunk(ph), false, join}); };
+    auto B = [&](int ph, bool zb = false) { ops.push_back({'B', bc[ph]++, chunk(ph), zb, false}); };
+    auto W = [&] { ops.push_back({'W', -1, -1}); };
+    for (int64_t i = 0; i < 2 * (d - h - 1); ++i) F(0);
+    for (int64_t i = 0; i <= h; ++i) F(0), F(1);
+    for (int64_t i = 0; i < d - h - 1; ++i) B(1, true), W(), F(1);
+    for (int64_t i = 0; i < n - pp + h + 1; ++i) {
+        F(0, !(i == 0 && middle));  // the middle ranks run their first pair one after the other
+        B(1);
+        F(1, true), B(0);
+    }
+    for (int64_t i = 0; i < d - h - 1; ++i) B(1), F(1, true), B(0);
+    bool zb = false;
+    for (int64_t i = 0; i <= h; ++i) {
+        if (i == (h + 1) / 2 && h % 2 == 1) zb = true;
+        B(1, zb);
+        if (i == (h + 1) / 2 && h % 2 == 0) zb = true;
+        B(0, zb);
+    }
+    for (int64_t i = 0; i < d - h - 1; ++i) W(), B(0, true);
+    for (int64_t i = 0; i <= h; ++i) W();
+    return ops;
 }
 
 std::vector<Op> rank_ops(const PipelineSpec& s, int64_t r) {
@@ -40,13 +78,14 @@ std::vector<Op> rank_ops(const PipelineSpec& s, int64_t r) {
             // 1F1B: pp − r − 1 warm-up forwards, then one forward and one backward, then the drain.
             // For ZB-H1 the list holds F and B (input gradients) only: the weight-gradient passes are
             // placed by simulate_pipeline() into the rank's idle time (Qi et al. 2023).
+            const bool split = s.schedule == Schedule::zb;
             const int64_t warm = std::min(pp - r - 1, m);
             for (int64_t i = 0; i < warm; ++i) ops.push_back({'F', i, 0});
             for (int64_t i = 0; i + warm < m; ++i) {
                 ops.push_back({'F', warm + i, 0});
-                ops.push_back({'B', i, 0});
+                ops.push_back({'B', i, 0, split});
             }
-            for (int64_t i = std::max<int64_t>(0, m - warm); i < m; ++i) ops.push_back({'B', i, 0});
+            for (int64_t i = std::max<int64_t>(0, m - warm); i < m; ++i) ops.push_back({'B', i, 0, split});
             break;
         }
         case Schedule::interleaved: {
@@ -65,30 +104,58 @@ std::vector<Op> rank_ops(const PipelineSpec& s, int64_t r) {
             for (; bi < bwd.size(); ++bi) ops.push_back({'B', bwd[bi].first, bwd[bi].second});
             break;
         }
-        case Schedule::dualpipe: break;
+        case Schedule::dualpipe: ops = dualpipe_ops(pp, m, r); break;
     }
     return ops;
 }
 
+// Where a rank's chunk sits: on which line (the pipeline a micro-batch runs along; DualPipe has one per
+// direction) and at which position of it.
+struct Geometry {
+    int64_t pp, chunks, lines, length, per_line;
+    Geometry(const PipelineSpec& s)
+        : pp(s.pp), chunks(chunks_per_rank(s)), lines(s.schedule == Schedule::dualpipe ? 2 : 1),
+          length(s.schedule == Schedule::dualpipe ? s.pp : s.pp * chunks),
+          per_line(s.schedule == Schedule::dualpipe ? s.micro_batches / 2 : s.micro_batches) {}
+    int64_t line(int64_t chunk) const { return lines == 2 ? chunk : 0; }
+    int64_t position(int64_t rank, int64_t chunk) const {
+        if (lines == 2) return chunk == 0 ? rank : pp - 1 - rank;
+        return chunk * pp + rank;
+    }
+    size_t at(int64_t line, int64_t pos, int64_t mb) const {
+        return static_cast<size_t>((line * length + pos) * per_line + mb);
+    }
+};
+
 }  // namespace
 
-bool simulated(Schedule s) { return s != Schedule::dualpipe; }
+int64_t chunks_per_rank(const PipelineSpec& s) {
+    if (s.schedule == Schedule::dualpipe) return 2;
+    return s.schedule == Schedule::interleaved ? s.vpp : 1;
+}
 
 SimResult simulate_pipeline(const PipelineSpec& s) {
     SimResult res;
-    const int64_t pp = s.pp, v = s.schedule == Schedule::interleaved ? s.vpp : 1, m = s.micro_batches;
-    if (!simulated(s.schedule)) {
-        res.error = "the DualPipe timeline is not simulated yet (its bubble is the closed form of docs/model.md §7)";
+    const int64_t pp = s.pp, m = s.micro_batches;
+    const Geometry g(s);
+    res.line_length = g.length;
+    if (s.schedule == Schedule::dualpipe && (pp % 2 != 0 || m % 2 != 0 || m < 2 * pp)) {
+        res.error = "DualPipe needs an even pp and an even number of micro-batches, at least 2·pp";
         return res;
     }
-    const bool split = s.schedule == Schedule::zb;
-    const int64_t V = pp * v;  // virtual stages: chunk c of rank r is stage c·pp + r
-    auto idx = [&](int64_t r, int64_t c) { return static_cast<size_t>(r * s.vpp + c); };
-    // Finish times of each pass, by (virtual stage, micro-batch); -1 = not yet run.
-    std::vector<double> f_end(static_cast<size_t>(V * m), -1), b_end(static_cast<size_t>(V * m), -1);
-    auto at = [&](int64_t vs, int64_t mb) { return static_cast<size_t>(vs * m + mb); };
+    const bool auto_w = s.schedule == Schedule::zb;  // ZB-H1 places the held W passes itself
+    auto idx = [&](int64_t r, int64_t c) { return static_cast<size_t>(r * g.chunks + c); };
+    // Finish times of each pass, by (line, position, micro-batch); -1 = not yet run.
+    const size_t slots = static_cast<size_t>(g.lines * g.length * g.per_line);
+    std::vector<double> f_end(slots, -1), b_end(slots, -1);
     std::vector<std::vector<Op>> lists(static_cast<size_t>(pp));
-    for (int64_t r = 0; r < pp; ++r) lists[static_cast<size_t>(r)] = rank_ops(s, r);
+    std::vector<size_t> last_f(static_cast<size_t>(pp), 0);  // one past the last forward of each list
+    for (int64_t r = 0; r < pp; ++r) {
+        auto& l = lists[static_cast<size_t>(r)];
+        l = rank_ops(s, r);
+        for (size_t q = 0; q < l.size(); ++q)
+            if (l[q].kind == 'F') last_f[static_cast<size_t>(r)] = q + 1;
+    }
     std::vector<size_t> next(static_cast<size_t>(pp), 0);
     std::vector<double> free(static_cast<size_t>(pp), 0);
     std::vector<int64_t> alive(static_cast<size_t>(pp), 0);
@@ -96,9 +163,23 @@ SimResult simulate_pipeline(const PipelineSpec& s) {
     res.peak_in_flight.assign(static_cast<size_t>(pp), 0);
     size_t remaining = 0;
     for (const auto& l : lists) remaining += l.size();
-    // ZB-H1: weight-gradient passes wait in a per-rank queue and run when more than pp − 1 are held (the
-    // schedule keeps 1F1B's peak activation memory) or, in the drain, when the rank would otherwise idle.
-    std::vector<std::vector<int64_t>> held(static_cast<size_t>(pp));
+    // When a pass's inputs are there: -1 while one of them is still to be computed.
+    auto inputs_ready = [&](int64_t r, const Op& o) -> double {
+        const int64_t line = g.line(o.chunk), pos = g.position(r, o.chunk);
+        if (o.kind == 'F') {
+            if (pos == 0) return 0;
+            const double d = f_end[g.at(line, pos - 1, o.mb)];
+            return d < 0 ? -1 : d + s.p2p_s;
+        }
+        if (f_end[g.at(line, pos, o.mb)] < 0) return -1;
+        if (pos == g.length - 1) return 0;
+        const double d = b_end[g.at(line, pos + 1, o.mb)];
+        return d < 0 ? -1 : d + s.p2p_s;
+    };
+    // Weight-gradient passes whose B has run, oldest first. ZB-H1 runs one when more than pp − 1 are held
+    // (the schedule keeps 1F1B's peak activation memory) or, in the drain, when the rank would otherwise
+    // idle; DualPipe's order says where each one runs.
+    std::vector<std::vector<std::pair<int64_t, int64_t>>> held(static_cast<size_t>(pp));
     size_t held_total = 0;
     while (remaining > 0 || held_total > 0) {
         // Of the ranks that can do something, run the one that can start first.
@@ -111,28 +192,24 @@ SimResult simulate_pipeline(const PipelineSpec& s) {
             double ready = -1;
             if (next[ri] < l.size()) {
                 const Op& o = l[next[ri]];
-                const int64_t vs = o.chunk * pp + r;
-                ready = free[ri];
-                if (o.kind == 'F' && vs > 0) {
-                    const double d = f_end[at(vs - 1, o.mb)];
-                    ready = d < 0 ? -1 : std::max(ready, d + s.p2p_s);
-                }
-                if (o.kind == 'B' && ready >= 0) {
-                    if (f_end[at(vs, o.mb)] < 0) ready = -1;
-                    else if (vs < V - 1) {
-                        const double d = b_end[at(vs + 1, o.mb)];
-                        ready = d < 0 ? -1 : std::max(ready, d + s.p2p_s);
+                if (o.kind == 'W') {
+                    ready = held[ri].empty() ? -1 : free[ri];
+                } else {
+                    const double in = inputs_ready(r, o);
+                    ready = in < 0 ? -1 : std::max(free[ri], in);
+                    if (o.join && ready >= 0 && next[ri] + 1 < l.size()) {
+                        const double b = inputs_ready(r, l[next[ri] + 1]);  // its own F is done before the pair
+                        ready = b < 0 ? -1 : std::max(ready, b);
                     }
                 }
             }
             double start = ready;
             bool is_w = false;
-            if (split && !held[ri].empty()) {
+            if (auto_w && !held[ri].empty()) {
                 // In the steady state a W runs only when more than pp − 1 are held, so no rank keeps more
                 // activations than 1F1B's first stage (pp); the held ones fill the drain, where the rank
                 // waits for gradients (no forward is left to do).
-                bool forwards_left = false;
-                for (size_t q = next[ri]; q < l.size() && !forwards_left; ++q) forwards_left = l[q].kind == 'F';
+                const bool forwards_left = next[ri] < last_f[ri];
                 const bool over = static_cast<int64_t>(held[ri].size()) > pp - 1;
                 const bool waits = ready < 0 || ready > free[ri];
                 if (over || (!forwards_left && waits) || next[ri] >= l.size()) {
@@ -152,26 +229,24 @@ SimResult simulate_pipeline(const PipelineSpec& s) {
             return res;
         }
         const size_t r = static_cast<size_t>(best);
-        Op o{'W', 0, 0};
-        if (best_is_w) {
-            o.mb = held[r].front();
+        Op o = best_is_w ? Op{'W', -1, -1} : lists[r][next[r]++];
+        if (!best_is_w) --remaining;
+        if (o.kind == 'W') {
+            std::tie(o.mb, o.chunk) = held[r].front();
             held[r].erase(held[r].begin());
             --held_total;
-        } else {
-            o = lists[r][next[r]++];
-            --remaining;
         }
-        const int64_t vs = o.chunk * pp + best;
+        const int64_t line = g.line(o.chunk), pos = g.position(best, o.chunk);
         const size_t k = idx(best, o.chunk);
-        const double dur = o.kind == 'F' ? s.f_s[k] : (o.kind == 'W' ? s.w_s[k] : s.b_s[k] + (split ? 0.0 : s.w_s[k]));
+        const double dur = o.kind == 'F' ? s.f_s[k] : (o.kind == 'W' ? s.w_s[k] : s.b_s[k] + (o.split ? 0.0 : s.w_s[k]));
         const double end = best_start + dur;
         if (o.kind == 'F') {
-            f_end[at(vs, o.mb)] = end;
+            f_end[g.at(line, pos, o.mb)] = end;
             res.peak_in_flight[r] = std::max(res.peak_in_flight[r], ++alive[r]);
         } else if (o.kind == 'B') {
-            b_end[at(vs, o.mb)] = end;
-            if (split) {
-                held[r].push_back(o.mb);
+            b_end[g.at(line, pos, o.mb)] = end;
+            if (o.split) {
+                held[r].emplace_back(o.mb, o.chunk);
                 ++held_total;
             } else {
                 --alive[r];
@@ -181,7 +256,8 @@ SimResult simulate_pipeline(const PipelineSpec& s) {
         }
         free[r] = end;
         res.busy_s[r] += dur;
-        res.ops.push_back({best, o.chunk, o.mb, o.kind, best_start, end});
+        // Micro-batches are numbered across DualPipe's two directions: direction 1's first is m/2.
+        res.ops.push_back({best, o.chunk, o.mb + line * g.per_line, o.kind, best_start, end, line, pos});
         res.makespan_s = std::max(res.makespan_s, end);
     }
     return res;
@@ -194,24 +270,23 @@ PipelineSpec pipeline_spec(const Plan& p) {
     s.vpp = l.schedule == Schedule::interleaved ? l.vpp : 1;
     s.micro_batches = p.micro_batches;
     s.schedule = l.schedule;
-    for (const StageReport& st : p.stages) {
-        const double v = static_cast<double>(s.vpp);
-        for (int64_t c = 0; c < s.vpp; ++c) {
-            s.f_s.push_back(st.times.fwd_s / v);
-            s.w_s.push_back(st.times.wgrad_s / v);
-            s.b_s.push_back((st.times.bwd_s - st.times.wgrad_s) / v);
+    // A stage's time is per micro-batch through the whole rank; its chunks share it evenly. A DualPipe
+    // rank's two chunks (one per direction) each carry half its layers, and the report's per-micro-batch
+    // time is already that half (a micro-batch crosses one of them), so each chunk gets all of it.
+    const int64_t chunks = chunks_per_rank(s);
+    const double share = l.schedule == Schedule::dualpipe ? 1.0 : static_cast<double>(chunks);
+    for (const StageReport& st : p.stages)
+        for (int64_t c = 0; c < chunks; ++c) {
+            s.f_s.push_back(st.times.fwd_s / share);
+            s.w_s.push_back(st.times.wgrad_s / share);
+            s.b_s.push_back((st.times.bwd_s - st.times.wgrad_s) / share);
         }
-    }
     for (const CommTerm& c : p.comm)
         if (c.axis == Axis::pp && c.calls_per_step > 0) s.p2p_s = c.time_s / static_cast<double>(c.calls_per_step);
     return s;
 }
 
 std::optional<LayoutProblem> trace_refusal(const Plan& p, int64_t max_passes) {
-    if (!simulated(p.layout.schedule))
-        return LayoutProblem{"schedule_not_simulated", "layout.schedule",
-                             "gpipe, 1f1b, interleaved or zb for a timeline; the DualPipe timeline is not simulated yet "
-                             "(its bubble is the closed form of docs/model.md §7)"};
     const int64_t passes = p.micro_batches * p.layout.pp * p.layout.vpp;
     if (passes > max_passes)
         return LayoutProblem{"trace_too_large", "layout.global_batch",
@@ -241,30 +316,34 @@ nlohmann::json trace_json(const Plan& p, const SimResult& r, const PipelineSpec&
             events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", rank}, {"tid", tid}, {"args", {{"name", name}}}});
     }
     // Per-layer collectives that stay exposed are inside each pass's time; show them on their own thread.
+    // A rank runs m forward passes per chunk (DualPipe: m in all, half per direction).
+    const int64_t forwards = p.micro_batches * (s.schedule == Schedule::dualpipe ? 1 : chunks_per_rank(s));
     double layer_comm_per_pass = 0;
     std::string layer_comm_name;
     double layer_comm_bytes = 0;
     for (const CommTerm& c : p.comm)
         if ((c.axis == Axis::tp || c.axis == Axis::cp || c.axis == Axis::ep) && p.micro_batches > 0 && c.exposed_s > 0) {
-            layer_comm_per_pass += c.exposed_s / static_cast<double>(2 * p.micro_batches * s.vpp);
+            layer_comm_per_pass += c.exposed_s / static_cast<double>(2 * forwards);
             layer_comm_name += (layer_comm_name.empty() ? "" : " + ") + std::string(enum_name(c.axis)) + " " + c.collective;
-            layer_comm_bytes += c.bytes_per_step / static_cast<double>(2 * p.micro_batches * s.vpp);
+            layer_comm_bytes += c.bytes_per_step / static_cast<double>(2 * forwards);
         }
     double pp_bytes = 0;
     for (const CommTerm& c : p.comm)
         if (c.axis == Axis::pp && c.calls_per_step > 0) pp_bytes = c.bytes_per_step / static_cast<double>(c.calls_per_step);
     std::vector<double> last_backward(static_cast<size_t>(s.pp), 0), end_of_passes(static_cast<size_t>(s.pp), 0);
-    const int64_t V = s.pp * s.vpp;
+    const bool dual = s.schedule == Schedule::dualpipe;
     for (const SimOp& o : r.ops) {
-        const int64_t vs = o.chunk * s.pp + o.rank;
+        const int64_t vs = o.position;
+        json args = {{"micro_batch", o.micro_batch}, {"chunk", o.chunk}, {"virtual_stage", vs}};
+        if (dual) args["direction"] = o.line;
         events.push_back({{"ph", "X"}, {"name", fmt::format("{}{}", o.kind, o.micro_batch)}, {"pid", o.rank},
                           {"tid", kCompute}, {"ts", o.start_s * us}, {"dur", (o.end_s - o.start_s) * us},
-                          {"args", {{"micro_batch", o.micro_batch}, {"chunk", o.chunk}, {"virtual_stage", vs}}}});
+                          {"args", std::move(args)}});
         if (o.kind != 'W' && layer_comm_per_pass > 0)
             events.push_back({{"ph", "X"}, {"name", layer_comm_name}, {"pid", o.rank}, {"tid", kLayerComm},
                               {"ts", o.start_s * us}, {"dur", std::min(layer_comm_per_pass, o.end_s - o.start_s) * us},
                               {"args", {{"bytes", layer_comm_bytes}, {"exposed", true}}}});
-        const bool sends = (o.kind == 'F' && vs < V - 1) || (o.kind == 'B' && vs > 0);
+        const bool sends = (o.kind == 'F' && vs < r.line_length - 1) || (o.kind == 'B' && vs > 0);
         if (sends && s.p2p_s > 0)
             events.push_back({{"ph", "X"}, {"name", "send"}, {"pid", o.rank}, {"tid", kSend}, {"ts", o.end_s * us},
                               {"dur", s.p2p_s * us},

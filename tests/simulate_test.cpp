@@ -119,8 +119,43 @@ TEST(Simulate, APlanBecomesATimelineAndAValidTrace) {
     }
 }
 
-TEST(Simulate, DualPipeIsNotSimulatedAndSaysSo) {
-    PipelineSpec s = uniform(Schedule::dualpipe, 4, 1, 8, 1, 1, 1);
-    const SimResult r = simulate_pipeline(s);
-    EXPECT_FALSE(r.error.empty());
+TEST(Simulate, DualPipeReproducesThePapersBubble) {
+    // DeepSeek-V3 report, Table 2: DualPipe's bubble is (pp/2 − 1)(F&B + B − 3W), with F, B (full
+    // backward) and W per chunk and F&B an overlapped forward + backward pair. Its figure has equal
+    // chunks: F = b = w = 1 (B = b + w = 2, F&B = F + B = 3 when the pair does not overlap compute):
+    // (pp/2 − 1)·(3 + 2 − 3) = 2·(pp/2 − 1). Every rank keeps pp + 1 chunks of activations (the paper's
+    // "PP + 1"). A rank's two chunks (one per direction) take m/2 micro-batches each: busy = m·(F + b + w).
+    for (auto [pp, m] : {std::pair<int64_t, int64_t>{4, 8}, {4, 16}, {8, 16}, {8, 40}, {16, 32}, {16, 64}}) {
+        PipelineSpec s = uniform(Schedule::dualpipe, pp, 2, m, 2, 2, 2);  // two chunks of F = b = w = 1
+        s.vpp = 1;
+        const SimResult r = simulate_pipeline(s);
+        ASSERT_TRUE(r.error.empty()) << r.error;
+        const double busy = 3.0 * double(m), paper = double(pp / 2 - 1) * (3 + 2 - 3);
+        for (int64_t k = 0; k < pp; ++k) {
+            EXPECT_NEAR(r.busy_s[size_t(k)], busy, 1e-9);
+            EXPECT_EQ(r.peak_in_flight[size_t(k)], pp + 1) << "rank " << k;
+        }
+        EXPECT_NEAR(r.makespan_s - busy, paper, 0.01 * paper) << pp << " " << m;
+        // 1F1B over the same ranks (each rank one stage of 2 chunks' work) idles (pp − 1)·(F + B) = 6(pp − 1).
+        const SimResult f1b = simulate_pipeline(uniform(Schedule::one_f_one_b, pp, 1, m, 2, 2, 2));
+        EXPECT_NEAR(f1b.makespan_s - 6.0 * double(m), 6.0 * double(pp - 1), 1e-9);
+    }
+    // Unequal B and W: the timeline stays within the paper's bound and above the busy time.
+    for (auto [b, w] : {std::pair<double, double>{1.5, 0.5}, {2.0, 0.5}}) {
+        PipelineSpec s = uniform(Schedule::dualpipe, 8, 2, 32, 2, 2 * b, 2 * w);
+        s.vpp = 1;
+        const SimResult r = simulate_pipeline(s);
+        ASSERT_TRUE(r.error.empty()) << r.error;
+        const double busy = 32 * (1 + b + w), paper = 3 * ((1 + b + w) + (b + w) - 3 * w);
+        EXPECT_GT(r.makespan_s, busy);
+        EXPECT_LE(r.makespan_s, busy + paper + 1e-9);
+    }
+}
+
+TEST(Simulate, DualPipeNeedsAnEvenNumberOfMicroBatchesFromBothEnds) {
+    for (int64_t m : {7, 9, 6}) {  // odd, or fewer than 2·pp = 8
+        PipelineSpec s = uniform(Schedule::dualpipe, 4, 2, m, 2, 2, 2);
+        s.vpp = 1;
+        EXPECT_NE(simulate_pipeline(s).error.find("even number of micro-batches"), std::string::npos) << m;
+    }
 }

@@ -280,11 +280,6 @@ async function updateTimeline(plan, mine) {
   const section = $('timeline-section');
   if (plan.inputs.layout.pp <= 1) { section.hidden = true; return; }
   section.hidden = false;
-  if (plan.inputs.layout.schedule === 'dualpipe') {
-    $('timeline').replaceChildren();
-    $('timeline-caption').textContent = 'DualPipe is not simulated yet; its bubble is the closed form';
-    return;
-  }
   try {
     const trace = await post('/api/trace', buildCase());
     if (mine === seq) renderTimeline(trace);

@@ -2,7 +2,8 @@
 /// list of forward (F), backward (B, input gradients; the full backward where W is not split off) and
 /// weight-gradient (W) passes, each starting when its rank is free and its inputs have arrived
 /// (activations from the previous stage, gradients from the next, one point-to-point send later).
-/// Schedules: GPipe, 1F1B, interleaved 1F1B (Megatron's order) and ZB-H1 (W deferred into the drain).
+/// Schedules: GPipe, 1F1B, interleaved 1F1B (Megatron's order), ZB-H1 (W deferred into the drain) and
+/// DualPipe (micro-batches from both ends, DeepSeek's order with overlapped F&B pairs).
 /// It checks the closed forms of schedule.h and draws the timeline `shardplan trace` writes.
 ///
 ///   PipelineSpec s = pipeline_spec(plan);
@@ -25,7 +26,7 @@ struct Plan;
 struct PipelineSpec {
     int64_t pp = 1, vpp = 1, micro_batches = 1;
     Schedule schedule = Schedule::one_f_one_b;
-    /// Per rank and chunk (index rank·vpp + chunk): forward, input-gradient and weight-gradient time of one
+    /// Per rank and chunk (index rank·chunks_per_rank + chunk): forward, input-gradient and weight-gradient time of one
     /// micro-batch. Schedules that do not split the backward run B + W as one pass.
     std::vector<double> f_s, b_s, w_s;
     double p2p_s = 0;  // one boundary send, activations or gradients
@@ -35,18 +36,21 @@ struct SimOp {
     int64_t rank = 0, chunk = 0, micro_batch = 0;
     char kind = 'F';  // 'F', 'B' or 'W'
     double start_s = 0, end_s = 0;
+    int64_t line = 0;      // the pipeline the micro-batch runs along (DualPipe: its direction, 0 or 1)
+    int64_t position = 0;  // virtual stage along that line: 0 takes the input, line_length − 1 the loss
 };
 
 struct SimResult {
     std::vector<SimOp> ops;
+    int64_t line_length = 0;              // virtual stages a micro-batch crosses
     double makespan_s = 0;                // first forward to last backward pass, all ranks
     std::vector<double> busy_s;           // per rank: time spent in passes
     std::vector<int64_t> peak_in_flight;  // per rank: most micro-batch chunks whose activations are alive
     std::string error;                    // set when the schedule cannot run (it deadlocks)
 };
 
-/// True for the schedules simulate_pipeline() implements (not DualPipe yet).
-bool simulated(Schedule s);
+/// Chunks of the model on each rank: vpp when interleaved, 2 for DualPipe (one per direction), else 1.
+int64_t chunks_per_rank(const PipelineSpec& s);
 
 SimResult simulate_pipeline(const PipelineSpec& spec);
 
@@ -58,8 +62,8 @@ PipelineSpec pipeline_spec(const Plan& p);
 /// pipeline (the exposed DP reduction tail and the optimizer step).
 double closed_form_pipeline_s(const Plan& p);
 
-/// Why a plan's step cannot be drawn: its schedule is not simulated (DualPipe), or it has more than
-/// `max_passes` passes (micro-batches × pp × vpp), which would make a trace too large to open.
+/// Why a plan's step cannot be drawn: it has more than `max_passes` passes (micro-batches × pp × vpp),
+/// which would make a trace too large to open.
 std::optional<LayoutProblem> trace_refusal(const Plan& p, int64_t max_passes);
 
 /// Chrome Trace Event Format (opens in Perfetto and chrome://tracing): one process per pipeline rank,

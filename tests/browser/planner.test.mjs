@@ -136,8 +136,12 @@ test('a pipelined plan shows its simulated timeline, one pass at a time per rank
   }
   assert.match(await page.textContent('#timeline-caption'), /zb · 8 micro-batches/);
   await page.screenshot({ path: `${SHOTS}/timeline.png`, fullPage: true });
+  // DualPipe: 4 micro-batches enter at each end; every rank still runs 8 forwards and 8 backwards.
   await page.selectOption('#schedule', 'dualpipe');
-  await settle(() => /not simulated/.test(document.querySelector('#timeline-caption').textContent));
+  await settle(() => /dualpipe · 8 micro-batches/.test(document.querySelector('#timeline-caption').textContent));
+  const dual = await page.$$eval('#timeline rect.pass', (rs) => rs.map((r) => r.dataset.kind));
+  for (const k of ['F', 'B']) assert.equal(dual.filter((x) => x === k).length, 32);
+  await page.screenshot({ path: `${SHOTS}/timeline-dualpipe.png`, fullPage: true });
   await page.selectOption('#schedule', '1f1b');
   await setNumber('pp', 1);
   await settle(() => document.querySelector('#timeline-section').hidden);
