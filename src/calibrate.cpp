@@ -37,7 +37,7 @@ struct Eval {
 };
 
 Eval evaluate_all(const std::vector<Case>& cases, const Efficiency& eff, const Efficiency& start, double prior,
-                  const std::vector<FitParam>& params) {
+                  const std::vector<FitParam>& params, bool simulate = false) {
     Eval out;
     std::vector<double> abs_err, sgn_err;
     double log_sum = 0;
@@ -45,7 +45,7 @@ Eval evaluate_all(const std::vector<Case>& cases, const Efficiency& eff, const E
     for (const Case& c : cases) {
         Case with = c;
         with.cluster.gpu.eff = eff;
-        const Plan p = plan_case(with);
+        const Plan p = plan_case(with, nullptr, simulate);
         if (p.rejection) continue;
         ++out.score.runs;
         if (!p.memory_fits) ++out.score.false_oom;
@@ -74,7 +74,7 @@ Eval evaluate_all(const std::vector<Case>& cases, const Efficiency& eff, const E
 }  // namespace
 
 FitScore score_efficiency(const std::vector<Case>& cases, const Efficiency& eff) {
-    return evaluate_all(cases, eff, eff, 0.0, {}).score;
+    return evaluate_all(cases, eff, eff, 0.0, {}, true).score;
 }
 
 FitResult fit_efficiency(const std::vector<Case>& cases, const Efficiency& start, double prior_weight,

@@ -6,6 +6,7 @@
 
 #include "shardplan/collectives.h"
 #include "shardplan/compute.h"
+#include "shardplan/simulate.h"
 
 namespace shardplan {
 
@@ -32,6 +33,18 @@ CommTerm term(Axis axis, const Traffic& t, const GroupPlacement& g, int64_t call
     c.domains_spanned = g.domains_spanned;
     c.algorithm = t.algorithm;
     return c;
+}
+
+// Step time = its parts; throughput, MFU and HFU from it (the FLOPs per token and the peak are set).
+void finish_step(Plan& p, const Layout& l, const ClusterSpec& c) {
+    TimeBreakdown& T = p.time;
+    T.step_s = T.compute_s + T.recompute_s + T.exposed_comm_s + T.bubble_s + T.optimizer_s;
+    Throughput& th = p.throughput;
+    const double tokens = static_cast<double>(global_batch(l)) * static_cast<double>(l.seq_len);
+    th.tokens_per_s = tokens / T.step_s;
+    th.tokens_per_s_per_gpu = th.tokens_per_s / static_cast<double>(c.gpus);
+    th.mfu = th.tokens_per_s_per_gpu * th.model_flops_per_token / th.peak_flops;
+    th.hfu = th.tokens_per_s_per_gpu * th.hardware_flops_per_token / th.peak_flops;
 }
 
 }  // namespace
@@ -70,6 +83,7 @@ Plan evaluate(const ModelSpec& m, const ClusterSpec& c, const Layout& l) {
     plan.cluster = c;
     plan.layout = l;
     evaluate_into(m, c, l, plan);
+    simulate_step(plan);
     return plan;
 }
 
@@ -297,12 +311,7 @@ void evaluate_into(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Pl
     plan.time.optimizer_s = optimizer_step_s(owned_params, l.grad_dtype, c);
 
     // 10. Step time and throughput.
-    TimeBreakdown& T = plan.time;
-    T.step_s = T.compute_s + T.recompute_s + T.exposed_comm_s + T.bubble_s + T.optimizer_s;
     Throughput& th = plan.throughput;
-    const double tokens = static_cast<double>(global_batch(l)) * static_cast<double>(l.seq_len);
-    th.tokens_per_s = tokens / T.step_s;
-    th.tokens_per_s_per_gpu = th.tokens_per_s / static_cast<double>(c.gpus);
     th.model_flops_per_token = model_flops_per_token(m, l.seq_len);
     const double attn_fwd = static_cast<double>(m.layers) * static_cast<double>(l.seq_len) *
                             static_cast<double>(q_width(m) + v_width(m));
@@ -312,8 +321,53 @@ void evaluate_into(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Pl
     if (l.recompute == Recompute::selective) recompute_per_token = attn_fwd;
     th.hardware_flops_per_token = th.model_flops_per_token + recompute_per_token;
     th.peak_flops = c.gpu.peak_flops(l.precision);
-    th.mfu = th.tokens_per_s_per_gpu * th.model_flops_per_token / th.peak_flops;
-    th.hfu = th.tokens_per_s_per_gpu * th.hardware_flops_per_token / th.peak_flops;
+    finish_step(plan, l, c);
+}
+
+void simulate_step(Plan& p, int64_t max_passes) {
+    const Layout& l = p.layout;
+    if (p.rejection || l.pp <= 1 || p.stages.size() != static_cast<size_t>(l.pp)) return;
+    if (p.micro_batches * l.pp * l.vpp > max_passes) return;  // too long to simulate: keep the closed forms
+    PipelineSpec spec = pipeline_spec(p);
+    spec.record_ops = false;
+    PipelineSpec no_sends = spec;
+    no_sends.p2p_s = 0;
+    const SimResult with = simulate_pipeline(spec), without = simulate_pipeline(no_sends);
+    if (!with.error.empty() || !without.error.empty()) return;
+
+    // Time: the critical rank's passes (compute, recompute and the per-layer collectives left exposed)
+    // are what the closed forms charge as well; the rest of the span without sends is the bubble, and
+    // what the sends add to it is the PP term's exposed time.
+    TimeBreakdown& T = p.time;
+    double layer_exposed_s = 0;
+    for (const CommTerm& c : p.comm)
+        if (c.axis == Axis::tp || c.axis == Axis::cp || c.axis == Axis::ep) layer_exposed_s += c.exposed_s;
+    T.bubble_s = std::max(0.0, without.makespan_s - (T.compute_s + T.recompute_s + layer_exposed_s));
+    T.exposed_comm_s = 0;
+    for (CommTerm& c : p.comm) {
+        if (c.axis == Axis::pp) {
+            c.exposed_s = std::clamp(with.makespan_s - without.makespan_s, 0.0, c.time_s);
+            c.critical_path = c.exposed_s > 0;
+        }
+        T.exposed_comm_s += c.exposed_s;
+    }
+    T.pipeline_simulated = true;
+    finish_step(p, l, p.cluster);
+
+    // Memory: each stage keeps the activations of the most micro-batches its schedule had alive at once.
+    const double chunks = static_cast<double>(chunks_per_rank(spec));
+    double worst = -1;
+    for (StageReport& s : p.stages) {
+        const double in_flight = static_cast<double>(with.peak_in_flight[static_cast<size_t>(s.stage.index)]) / chunks;
+        if (s.in_flight > 0) s.memory.activations_bytes *= in_flight / s.in_flight;
+        s.in_flight = in_flight;
+        if (s.memory.total_bytes() > worst) {
+            worst = s.memory.total_bytes();
+            p.worst_memory_stage = s.stage.index;
+            p.memory = s.memory;
+        }
+    }
+    p.memory_fits = p.memory.total_bytes() <= p.capacity_bytes;
 }
 
 }  // namespace shardplan

@@ -32,6 +32,8 @@ constexpr Field kFields[] = {
     {"time.bubble_s", "pipeline bubble", Unit::seconds, [](const Plan& p) { return p.time.bubble_s; }},
     {"time.optimizer_s", "optimizer step", Unit::seconds, [](const Plan& p) { return p.time.optimizer_s; }},
     {"time.critical_stage", "critical stage", Unit::count, [](const Plan& p) { return double(p.critical_stage); }},
+    {"time.pipeline_simulated", "pipeline simulated", Unit::flag,
+     [](const Plan& p) { return p.time.pipeline_simulated ? 1.0 : 0.0; }},
     {"throughput.tokens_per_s", "tokens/s (cluster)", Unit::tokens_per_s, [](const Plan& p) { return p.throughput.tokens_per_s; }},
     {"throughput.tokens_per_s_per_gpu", "tokens/s per GPU", Unit::tokens_per_s,
      [](const Plan& p) { return p.throughput.tokens_per_s_per_gpu; }},

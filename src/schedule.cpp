@@ -92,8 +92,10 @@ double in_flight_micro_batches(const Layout& l, int64_t stage, int64_t m) {
     const int64_t pp = l.pp;
     switch (l.schedule) {
         case Schedule::gpipe: return mm;
-        case Schedule::one_f_one_b:
-        case Schedule::zb: return std::min<double>(static_cast<double>(pp - stage), mm);
+        case Schedule::one_f_one_b: return std::min<double>(static_cast<double>(pp - stage), mm);
+        // ZB-H1 holds each micro-batch until its deferred W: every rank reaches the first stage's pp
+        // (the simulation's peak, tests/simulate_test.cpp).
+        case Schedule::zb: return std::min<double>(static_cast<double>(pp), mm);
         case Schedule::interleaved: {
             // Megatron's warm-up: (pp − i − 1)·2 + (v − 1)·pp chunk-forwards, plus the one in progress.
             const double v = static_cast<double>(l.vpp);

@@ -276,11 +276,32 @@ SearchResult search(const ModelSpec& m, const ClusterSpec& c, const Layout& base
         if (p.shortest_miss >= 0 && (miss < 0 || p.shortest_miss < miss)) miss = p.shortest_miss;
     }
     r.shortest_miss_bytes = std::max(0.0, miss);
-    for (const Scored& s : top_all) r.best.push_back(evaluate(m, c, s.layout));
-    std::sort(front.begin(), front.end(), [](const Scored& a, const Scored& b) {
+    // The loop ranks by the closed forms; the layouts it keeps are re-timed by the pipeline simulation
+    // (evaluate), as `plan` would show them, and ranked again on those numbers.
+    auto simulated = [&](const std::vector<Scored>& kept) {
+        std::vector<std::pair<Scored, Plan>> out;
+        for (const Scored& s : kept) {
+            Plan p = evaluate(m, c, s.layout);
+            if (!p.feasible()) continue;  // the simulated in-flight memory no longer fits
+            out.push_back({Scored{p.throughput.tokens_per_s_per_gpu, p.memory.total_bytes(), s.layout}, std::move(p)});
+        }
+        return out;
+    };
+    auto best = simulated(top_all);
+    std::stable_sort(best.begin(), best.end(), [](const auto& a, const auto& b) { return better(a.first, b.first); });
+    for (auto& [s, p] : best) r.best.push_back(std::move(p));
+    auto pareto = simulated(front);
+    std::vector<Scored> refront;
+    for (const auto& [s, p] : pareto) keep_pareto(refront, s);
+    std::sort(refront.begin(), refront.end(), [](const Scored& a, const Scored& b) {
         return a.memory_bytes != b.memory_bytes ? a.memory_bytes < b.memory_bytes : better(b, a);
     });
-    for (const Scored& s : front) r.pareto.push_back(evaluate(m, c, s.layout));
+    for (const Scored& s : refront)
+        for (auto& [k, p] : pareto)
+            if (key(k.layout) == key(s.layout)) {
+                r.pareto.push_back(std::move(p));
+                break;
+            }
     r.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return r;
 }

@@ -2,6 +2,7 @@
 #include "shardplan/simulate.h"
 
 #include <algorithm>
+#include <deque>
 #include <map>
 
 #include <fmt/format.h>
@@ -176,90 +177,95 @@ SimResult simulate_pipeline(const PipelineSpec& s) {
         const double d = b_end[g.at(line, pos + 1, o.mb)];
         return d < 0 ? -1 : d + s.p2p_s;
     };
-    // Weight-gradient passes whose B has run, oldest first. ZB-H1 runs one when more than pp − 1 are held
-    // (the schedule keeps 1F1B's peak activation memory) or, in the drain, when the rank would otherwise
-    // idle; DualPipe's order says where each one runs.
-    std::vector<std::vector<std::pair<int64_t, int64_t>>> held(static_cast<size_t>(pp));
-    size_t held_total = 0;
-    while (remaining > 0 || held_total > 0) {
-        // Of the ranks that can do something, run the one that can start first.
-        int64_t best = -1;
-        double best_start = 0;
-        bool best_is_w = false;
-        for (int64_t r = 0; r < pp; ++r) {
-            const size_t ri = static_cast<size_t>(r);
-            const auto& l = lists[ri];
-            double ready = -1;
-            if (next[ri] < l.size()) {
-                const Op& o = l[next[ri]];
-                if (o.kind == 'W') {
-                    ready = held[ri].empty() ? -1 : free[ri];
-                } else {
-                    const double in = inputs_ready(r, o);
-                    ready = in < 0 ? -1 : std::max(free[ri], in);
-                    if (o.join && ready >= 0 && next[ri] + 1 < l.size()) {
-                        const double b = inputs_ready(r, l[next[ri] + 1]);  // its own F is done before the pair
-                        ready = b < 0 ? -1 : std::max(ready, b);
-                    }
-                }
-            }
-            double start = ready;
-            bool is_w = false;
-            if (auto_w && !held[ri].empty()) {
-                // In the steady state a W runs only when more than pp − 1 are held, so no rank keeps more
-                // activations than 1F1B's first stage (pp); the held ones fill the drain, where the rank
-                // waits for gradients (no forward is left to do).
-                const bool forwards_left = next[ri] < last_f[ri];
-                const bool over = static_cast<int64_t>(held[ri].size()) > pp - 1;
-                const bool waits = ready < 0 || ready > free[ri];
-                if (over || (!forwards_left && waits) || next[ri] >= l.size()) {
-                    start = free[ri];
-                    is_w = true;
-                }
-            }
-            if (start < 0) continue;
-            if (best < 0 || start < best_start) {
-                best = r;
-                best_start = start;
-                best_is_w = is_w;
-            }
-        }
-        if (best < 0) {
-            res.error = "the schedule deadlocks";
-            return res;
-        }
-        const size_t r = static_cast<size_t>(best);
-        Op o = best_is_w ? Op{'W', -1, -1} : lists[r][next[r]++];
-        if (!best_is_w) --remaining;
+    // Weight-gradient passes whose B has run, oldest first. ZB-H1 runs one before a forward that would
+    // exceed 1F1B's activation peak (pp) or, in the drain, when the rank would otherwise idle; DualPipe's
+    // order says where each one runs.
+    std::vector<std::deque<std::pair<int64_t, int64_t>>> held(static_cast<size_t>(pp));
+    auto run = [&](int64_t rank, Op o, double start) {
+        const size_t r = static_cast<size_t>(rank);
         if (o.kind == 'W') {
             std::tie(o.mb, o.chunk) = held[r].front();
-            held[r].erase(held[r].begin());
-            --held_total;
+            held[r].pop_front();
         }
-        const int64_t line = g.line(o.chunk), pos = g.position(best, o.chunk);
-        const size_t k = idx(best, o.chunk);
+        const int64_t line = g.line(o.chunk), pos = g.position(rank, o.chunk);
+        const size_t k = idx(rank, o.chunk);
         const double dur = o.kind == 'F' ? s.f_s[k] : (o.kind == 'W' ? s.w_s[k] : s.b_s[k] + (o.split ? 0.0 : s.w_s[k]));
-        const double end = best_start + dur;
+        const double end = start + dur;
         if (o.kind == 'F') {
             f_end[g.at(line, pos, o.mb)] = end;
             res.peak_in_flight[r] = std::max(res.peak_in_flight[r], ++alive[r]);
         } else if (o.kind == 'B') {
             b_end[g.at(line, pos, o.mb)] = end;
-            if (o.split) {
-                held[r].emplace_back(o.mb, o.chunk);
-                ++held_total;
-            } else {
-                --alive[r];
-            }
+            if (o.split) held[r].emplace_back(o.mb, o.chunk);
+            else --alive[r];
         } else {
             --alive[r];  // the weight gradient was the last use of the stored inputs
         }
         free[r] = end;
         res.busy_s[r] += dur;
         // Micro-batches are numbered across DualPipe's two directions: direction 1's first is m/2.
-        res.ops.push_back({best, o.chunk, o.mb + line * g.per_line, o.kind, best_start, end, line, pos});
+        if (s.record_ops) res.ops.push_back({rank, o.chunk, o.mb + line * g.per_line, o.kind, start, end, line, pos});
         res.makespan_s = std::max(res.makespan_s, end);
+    };
+    // Each rank runs its list in order, every pass as soon as the rank is free and its inputs are there.
+    // A rank goes as far as it can, then waits for inputs another rank has yet to compute; the sweep over
+    // the ranks repeats until all are done. Start times depend only on these dependencies, so the order
+    // of the sweep does not change them.
+    if (s.record_ops) res.ops.reserve(remaining + remaining / 2);
+    size_t done = 0;
+    while (done < remaining) {
+        bool progress = false;
+        for (int64_t r = 0; r < pp; ++r) {
+            const size_t ri = static_cast<size_t>(r);
+            const auto& l = lists[ri];
+            while (true) {
+                const bool finished = next[ri] >= l.size();
+                if (auto_w && !held[ri].empty()) {
+                    // A W runs before a forward that would keep more than pp micro-batches alive (1F1B's
+                    // peak, on its first stage), so no rank holds more than that; later ranks, which 1F1B
+                    // leaves below it, defer their W passes by up to r. In the drain (no forward left) the
+                    // held ones fill the time the rank would wait for gradients.
+                    bool w = finished || (l[next[ri]].kind == 'F' && alive[ri] >= std::min(pp, m));
+                    if (!w && next[ri] >= last_f[ri]) {
+                        const double in = inputs_ready(r, l[next[ri]]);
+                        if (in < 0) break;  // decided once the gradient's arrival is known
+                        w = in > free[ri];
+                    }
+                    if (w) {
+                        run(r, Op{'W', -1, -1}, free[ri]);
+                        progress = true;
+                        continue;
+                    }
+                }
+                if (finished) break;
+                const Op& o = l[next[ri]];
+                double start = free[ri];
+                if (o.kind == 'W') {
+                    if (held[ri].empty()) break;  // nothing held: the order is wrong, reported below
+                } else {
+                    const double in = inputs_ready(r, o);
+                    if (in < 0) break;
+                    start = std::max(start, in);
+                    if (o.join && next[ri] + 1 < l.size()) {
+                        const double b = inputs_ready(r, l[next[ri] + 1]);  // its own F is done before the pair
+                        if (b < 0) break;
+                        start = std::max(start, b);
+                    }
+                }
+                ++next[ri];
+                ++done;
+                run(r, o, start);
+                progress = true;
+            }
+        }
+        if (!progress) {
+            res.error = "the schedule deadlocks";
+            return res;
+        }
     }
+    std::sort(res.ops.begin(), res.ops.end(), [](const SimOp& a, const SimOp& b) {
+        return a.start_s != b.start_s ? a.start_s < b.start_s : a.rank < b.rank;
+    });
     return res;
 }
 

@@ -32,14 +32,23 @@ std::optional<double> measured_throughput(const Case& c) {
     return std::nullopt;
 }
 
-Plan plan_case(const Case& c, std::string* resolved) {
-    Plan p = evaluate(c.model, c.cluster, c.layout);
+Plan plan_case(const Case& c, std::string* resolved, bool simulate) {
+    auto plan = [&](const Layout& l) {
+        Plan p;
+        p.model = c.model;
+        p.cluster = c.cluster;
+        p.layout = l;
+        evaluate_into(c.model, c.cluster, l, p);
+        if (simulate) simulate_step(p);
+        return p;
+    };
+    Plan p = plan(c.layout);
     if (p.rejection || p.memory_fits || !c.is_assumed("layout.recompute")) return p;
     for (Recompute rc : {Recompute::selective, Recompute::full}) {
         if (rc <= c.layout.recompute) continue;
         Layout l = c.layout;
         l.recompute = rc;
-        Plan q = evaluate(c.model, c.cluster, l);
+        Plan q = plan(l);
         if (q.rejection || (!q.memory_fits && rc != Recompute::full)) continue;
         if (resolved)
             *resolved = fmt::format("layout.recompute: {} → {} (the assumed value does not fit{})",
@@ -60,7 +69,7 @@ CaseResult predict_case(const Case& c) {
         const Plan as_given = evaluate(c.model, c.cluster, c.layout);
         r.fits_as_given = !as_given.rejection && as_given.memory_fits;
     }
-    const Plan p = plan_case(c, &r.resolved);
+    const Plan p = plan_case(c, &r.resolved, true);
     if (p.rejection) {
         r.error = p.rejection->field + ": expected " + p.rejection->expected;
     } else {

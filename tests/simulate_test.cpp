@@ -69,6 +69,9 @@ TEST(Simulate, InFlightActivationsFollowEachSchedule) {
     for (int64_t r = 0; r < pp; ++r) EXPECT_EQ(f1b.peak_in_flight[size_t(r)], pp - r);  // 1F1B: stage i keeps pp − i
     const SimResult gp = simulate_pipeline(uniform(Schedule::gpipe, pp, 1, m, 1, 1.5, 0.5));
     for (int64_t r = 0; r < pp; ++r) EXPECT_EQ(gp.peak_in_flight[size_t(r)], m);  // GPipe: all of them
+    const SimResult zb = simulate_pipeline(uniform(Schedule::zb, pp, 1, m, 1, 1, 1));
+    // ZB-H1: no rank above 1F1B's peak (pp, on the first stage); micro-batches count until their W.
+    EXPECT_EQ(*std::max_element(zb.peak_in_flight.begin(), zb.peak_in_flight.end()), pp);
     const SimResult il = simulate_pipeline(uniform(Schedule::interleaved, pp, 2, m, 1, 1.5, 0.5));
     // Interleaved rank 0: (pp − 1)·2 + (v − 1)·pp + 1 = 11 chunk micro-batches (Megatron's warm-up + 1).
     EXPECT_EQ(il.peak_in_flight[0], 11);

@@ -55,6 +55,7 @@ struct TimeBreakdown {
     double bubble_s = 0;        // pipeline fill and drain
     double exposed_comm_s = 0;  // communication not hidden by compute, all axes
     double optimizer_s = 0;     // Adam step on the parameters this GPU owns
+    bool pipeline_simulated = false;  // bubble, PP exposure and in-flight memory from simulate_pipeline()
 };
 
 struct Throughput {
@@ -86,7 +87,14 @@ struct Plan {
     bool feasible() const { return !rejection && memory_fits; }
 };
 
+/// One plan, its pipeline simulated (simulate_step) when pp > 1.
 Plan evaluate(const ModelSpec& m, const ClusterSpec& c, const Layout& l);
+
+/// Replace the closed-form pipeline of a fully evaluated plan by the simulated step (docs/model.md §7.1):
+/// the bubble, the PP sends' exposed time, each stage's in-flight activations and so the memory, step
+/// time and throughput. Plans with more than `max_passes` passes (micro-batches × pp × vpp) keep their
+/// closed forms (time.pipeline_simulated stays false); the search's inner loop never calls this.
+void simulate_step(Plan& p, int64_t max_passes = 1'000'000);
 
 /// The per-layer work and memory of a layout (a dense, a MoE and the LM-head layer for one micro-batch). It depends
 /// only on the fields in `key`, so a search can compute it once and share it across ZeRO stages and

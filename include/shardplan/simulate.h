@@ -30,6 +30,7 @@ struct PipelineSpec {
     /// micro-batch. Schedules that do not split the backward run B + W as one pass.
     std::vector<double> f_s, b_s, w_s;
     double p2p_s = 0;  // one boundary send, activations or gradients
+    bool record_ops = true;  // false: only the span, busy times and peaks (SimResult::ops stays empty)
 };
 
 struct SimOp {

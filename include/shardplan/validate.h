@@ -66,8 +66,10 @@ CaseList read_cases(const json& array, const std::string& field, const std::stri
 
 /// Plans a case as its run must have been configured: as written, except that an assumed
 /// recomputation that cannot fit is raised to the least that fits (a published run ran).
-/// `resolved`, when given, receives a sentence saying what was changed, or stays empty.
-Plan plan_case(const Case& c, std::string* resolved = nullptr);
+/// `resolved`, when given, receives a sentence saying what was changed, or stays empty. `simulate` =
+/// false keeps the closed-form pipeline (the calibration's inner loop, which plans every case thousands
+/// of times); the plan `validate` reports is simulated.
+Plan plan_case(const Case& c, std::string* resolved = nullptr, bool simulate = true);
 
 CaseResult predict_case(const Case& c);
 ErrorStats error_stats(std::vector<double> abs_errors, const std::vector<double>& signed_errors);
