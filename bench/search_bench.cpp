@@ -3,41 +3,85 @@
 
 #include "shardplan/presets.h"
 #include "shardplan/search.h"
+#include "shardplan/simulate.h"
 
 using namespace shardplan;
 
 namespace {
 
-struct Scenario {
+struct SearchCase {
     const char* model;
     const char* cluster;
     int64_t gpus, global_batch, seq_len;
     Precision precision;
 };
 
-const Scenario kScenarios[] = {
+const SearchCase kScenarios[] = {
     {"gpt3-175b", "dgx-a100", 4096, 2048, 2048, Precision::bf16},
     {"llama3-405b", "dgx-h100", 16384, 2048, 8192, Precision::bf16},
     {"deepseek-v3", "h800", 2048, 15360, 4096, Precision::fp8},
     {"llama3-405b", "nvl72", 16384, 2048, 8192, Precision::bf16},
 };
 
-void BM_EvaluateOneLayout(benchmark::State& state) {
-    const ModelSpec m = preset_model("gpt3-175b");
-    ClusterSpec c = preset_cluster("dgx-a100");
-    c.gpus = 4096;
+// GPT-3 175B, TP8·PP16·DP32 on 4096 A100, 2048 × 2048 tokens: 64 micro-batches of 1F1B.
+Layout gpt3_layout() {
     Layout l;
     l.tp = 8;
     l.pp = 16;
     l.dp = 32;
     l.global_batch = 2048;
     l.seq_len = 2048;
-    for (auto _ : state) benchmark::DoNotOptimize(evaluate(m, c, l));
+    return l;
+}
+
+// What the search does per layout: the closed forms.
+void BM_EvaluateOneLayout(benchmark::State& state) {
+    const ModelSpec m = preset_model("gpt3-175b");
+    ClusterSpec c = preset_cluster("dgx-a100");
+    c.gpus = 4096;
+    const Layout l = gpt3_layout();
+    Plan p;
+    for (auto _ : state) {
+        evaluate_into(m, c, l, p);
+        benchmark::DoNotOptimize(p.time.step_s);
+    }
 }
 BENCHMARK(BM_EvaluateOneLayout);
 
+// What `plan` does: the same, then the pipeline simulated (twice: with and without sends).
+void BM_PlanWithSimulatedPipeline(benchmark::State& state) {
+    const ModelSpec m = preset_model("gpt3-175b");
+    ClusterSpec c = preset_cluster("dgx-a100");
+    c.gpus = 4096;
+    const Layout l = gpt3_layout();
+    for (auto _ : state) benchmark::DoNotOptimize(evaluate(m, c, l));
+}
+BENCHMARK(BM_PlanWithSimulatedPipeline)->Unit(benchmark::kMicrosecond);
+
+// The built-in default (Llama 3 405B on 16,384 NVL72 GPUs, TP8·PP16·VPP4·DP128) and a long interleaved
+// step (PP16 · VPP8 · 384 micro-batches, 98,304 passes), simulated once without recording passes.
+void BM_SimulatePipeline(benchmark::State& state) {
+    PipelineSpec s;
+    if (state.range(0) == 0) {
+        const auto d = default_scenario();
+        s = pipeline_spec(evaluate(d.model, d.cluster, d.layout));
+    } else {
+        s.pp = 16;
+        s.vpp = 8;
+        s.micro_batches = 384;
+        s.schedule = Schedule::interleaved;
+        s.f_s.assign(16 * 8, 1.0);
+        s.b_s.assign(16 * 8, 1.5);
+        s.w_s.assign(16 * 8, 0.5);
+    }
+    s.record_ops = false;
+    for (auto _ : state) benchmark::DoNotOptimize(simulate_pipeline(s).makespan_s);
+    state.counters["passes"] = static_cast<double>(s.micro_batches * s.pp * s.vpp);
+}
+BENCHMARK(BM_SimulatePipeline)->DenseRange(0, 1)->Unit(benchmark::kMillisecond);
+
 void BM_SearchWholeSpace(benchmark::State& state) {
-    const Scenario& s = kScenarios[state.range(0)];
+    const SearchCase& s = kScenarios[state.range(0)];
     const ModelSpec m = preset_model(s.model);
     ClusterSpec c = preset_cluster(s.cluster);
     c.gpus = s.gpus;

@@ -136,6 +136,35 @@ TEST(Plan, InvalidLayoutsAreRejectionsNamingTheField) {
     EXPECT_EQ(plan_of("llama3-8b", "dgx-h100", 8, few).rejection->code, "too_few_micro_batches");
 }
 
+TEST(Plan, EachScheduleRejectsTooFewMicroBatchesWithItsReason) {
+    // 8 GPUs, PP4 · DP2, micro-batch 1: m = global batch / 2.
+    struct Want {
+        Schedule sc;
+        int64_t gbs;
+        const char* code;
+        const char* says;
+    };
+    for (const Want& w : {Want{Schedule::zb, 6, "too_few_micro_batches", "ZB-H1 needs m ≥ pp"},                 // m = 3 < 4
+                          Want{Schedule::dualpipe, 14, "too_few_micro_batches", "DualPipe needs m ≥ 2·pp"},  // m = 7 < 8
+                          Want{Schedule::dualpipe, 18, "dualpipe_even_micro_batches", "got 9"}}) {            // odd m
+        Layout l = layout(1, 4, 2, w.gbs);
+        l.schedule = w.sc;
+        const Plan p = plan_of("llama3-8b", "dgx-h100", 8, l);
+        ASSERT_TRUE(p.rejection) << w.code;
+        EXPECT_EQ(p.rejection->code, w.code);
+        EXPECT_EQ(p.rejection->field, "layout.global_batch");
+        EXPECT_NE(p.rejection->expected.find(w.says), std::string::npos) << p.rejection->expected;
+    }
+    Layout odd = layout(1, 3, 2, 24);  // 6 GPUs, PP3: DualPipe pairs ranks from both ends
+    odd.schedule = Schedule::dualpipe;
+    EXPECT_EQ(plan_of("llama3-8b", "dgx-h100", 6, odd).rejection->code, "dualpipe_even_pp");
+    for (Schedule sc : {Schedule::zb, Schedule::dualpipe}) {  // enough micro-batches: accepted
+        Layout ok = layout(1, 4, 2, 16);
+        ok.schedule = sc;
+        EXPECT_FALSE(plan_of("llama3-8b", "dgx-h100", 8, ok).rejection) << enum_name(sc);
+    }
+}
+
 TEST(Plan, DoesNotFitIsAResultNotARejection) {
     const Plan p = plan_of("llama3-405b", "dgx-h100", 8, layout(8, 1, 1, 8));
     ASSERT_FALSE(p.rejection);

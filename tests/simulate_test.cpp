@@ -122,6 +122,74 @@ TEST(Simulate, APlanBecomesATimelineAndAValidTrace) {
     }
 }
 
+TEST(Simulate, ThePlanTakesItsPipelineFromTheSimulation) {
+    // Llama 3 70B on 128 H100, TP8 · PP4 · DP4, 64 sequences of 4096: m = 16 micro-batches per step.
+    ClusterSpec c = preset_cluster("dgx-h100");
+    c.gpus = 128;
+    const ModelSpec model = preset_model("llama3-70b");
+    std::map<Schedule, double> bubble;
+    for (Schedule sc : {Schedule::gpipe, Schedule::one_f_one_b, Schedule::interleaved, Schedule::zb, Schedule::dualpipe}) {
+        Layout l;
+        l.tp = 8;
+        l.pp = 4;
+        l.dp = 4;
+        l.global_batch = 64;
+        l.seq_len = 4096;
+        l.schedule = sc;
+        if (sc == Schedule::interleaved) l.vpp = 2;
+        const Plan p = evaluate(model, c, l);
+        ASSERT_FALSE(p.rejection) << enum_name(sc);
+        ASSERT_TRUE(p.time.pipeline_simulated) << enum_name(sc);
+        const TimeBreakdown& t = p.time;
+        EXPECT_NEAR(t.step_s, t.compute_s + t.recompute_s + t.exposed_comm_s + t.bubble_s + t.optimizer_s, 1e-9);
+        // The bubble is the simulated span without sends less the critical rank's passes.
+        PipelineSpec s = pipeline_spec(p);
+        s.p2p_s = 0;
+        const SimResult r = simulate_pipeline(s);
+        const double busy = *std::max_element(r.busy_s.begin(), r.busy_s.end());
+        EXPECT_NEAR(t.bubble_s, r.makespan_s - busy, 1e-3 * t.step_s) << enum_name(sc);
+        bubble[sc] = t.bubble_s;
+        // In-flight activations per stage follow the schedule (units of one whole stage).
+        for (const StageReport& st : p.stages) {
+            const int64_t i = st.stage.index;
+            double want = 0;
+            switch (sc) {
+                case Schedule::gpipe: want = 16; break;
+                case Schedule::one_f_one_b: want = double(4 - i); break;
+                case Schedule::interleaved: want = double((4 - i - 1) * 2 + 4 + 1) / 2; break;  // Megatron warm-up + 1
+                case Schedule::zb: want = 4; break;
+                case Schedule::dualpipe: want = 5.0 / 2; break;  // pp + 1 chunks of two
+            }
+            EXPECT_DOUBLE_EQ(st.in_flight, want) << enum_name(sc) << " stage " << i;
+        }
+        double worst = 0;
+        for (const StageReport& st : p.stages) worst = std::max(worst, st.memory.total_bytes());
+        EXPECT_DOUBLE_EQ(p.memory.total_bytes(), worst);
+    }
+    // Per micro-batch F : B : W of a real stage is about 1 : 1 : 1, so ZB-H1 is near a third of 1F1B's
+    // bubble, interleaving halves it (v = 2), GPipe equals it, and DualPipe is below 1F1B.
+    EXPECT_NEAR(bubble[Schedule::gpipe], bubble[Schedule::one_f_one_b], 1e-6);
+    EXPECT_NEAR(bubble[Schedule::interleaved] / bubble[Schedule::one_f_one_b], 0.5, 0.05);
+    EXPECT_LT(bubble[Schedule::zb], 0.5 * bubble[Schedule::one_f_one_b]);
+    EXPECT_LT(bubble[Schedule::dualpipe], bubble[Schedule::one_f_one_b]);
+
+    // Over the pass limit the plan keeps its closed forms, and says so.
+    Layout l;
+    l.tp = 8;
+    l.pp = 4;
+    l.dp = 4;
+    l.global_batch = 64;
+    l.seq_len = 4096;
+    Plan closed;
+    evaluate_into(model, c, l, closed);
+    closed.layout = l;
+    closed.cluster = c;
+    Plan capped = closed;
+    simulate_step(capped, 10);
+    EXPECT_FALSE(capped.time.pipeline_simulated);
+    EXPECT_DOUBLE_EQ(capped.time.step_s, closed.time.step_s);
+}
+
 TEST(Simulate, DualPipeReproducesThePapersBubble) {
     // DeepSeek-V3 report, Table 2: DualPipe's bubble is (pp/2 − 1)(F&B + B − 3W), with F, B (full
     // backward) and W per chunk and F&B an overlapped forward + backward pair. Its figure has equal
