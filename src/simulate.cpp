@@ -302,10 +302,13 @@ std::optional<LayoutProblem> trace_refusal(const Plan& p, int64_t max_passes) {
 }
 
 double closed_form_pipeline_s(const Plan& p) {
+    Plan closed;  // the same layout with the closed forms only (evaluate() would simulate it)
+    evaluate_into(p.model, p.cluster, p.layout, closed);
+    if (closed.rejection) return 0;
     double dp_exposed_s = 0;
-    for (const CommTerm& c : p.comm)
+    for (const CommTerm& c : closed.comm)
         if (c.axis == Axis::dp || c.axis == Axis::edp) dp_exposed_s += c.exposed_s;
-    return p.time.step_s - p.time.optimizer_s - dp_exposed_s;
+    return closed.time.step_s - closed.time.optimizer_s - dp_exposed_s;
 }
 
 nlohmann::json trace_json(const Plan& p, const SimResult& r, const PipelineSpec& s) {

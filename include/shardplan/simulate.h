@@ -59,8 +59,9 @@ SimResult simulate_pipeline(const PipelineSpec& spec);
 /// traffic included), chunks of a stage sharing its time evenly, the PP send time of its tier.
 PipelineSpec pipeline_spec(const Plan& p);
 
-/// What the plan's closed forms predict for the simulated span: the step less what happens outside the
-/// pipeline (the exposed DP reduction tail and the optimizer step).
+/// What the closed forms (docs/model.md §7) predict for the simulated span of the plan's layout: the
+/// closed-form step less what happens outside the pipeline (the exposed DP reduction tail and the
+/// optimizer step). It re-evaluates the layout without the simulation.
 double closed_form_pipeline_s(const Plan& p);
 
 /// Why a plan's step cannot be drawn: it has more than `max_passes` passes (micro-batches × pp × vpp),
