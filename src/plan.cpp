@@ -202,6 +202,8 @@ void evaluate_into(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Pl
                   (s.last ? head.bwd_s : 0) + n * static_cast<double>(l.tp > 1 ? 2 + 2 * recompute_fwd : 0) * tp_exp +
                   (l.cp > 1 ? n * cp_bwd_exp : 0) + ne * static_cast<double>(has_ep ? 2 + 2 * recompute_fwd : 0) * ep_exp;
         t.wgrad_s = nd * dense.wgrad_s + ne * moe.wgrad_s + (s.last ? head.wgrad_s : 0);
+        t.recompute_s = nd * dense.recompute_s + ne * moe.recompute_s +
+                        static_cast<double>(2 * recompute_fwd) * (n * (l.tp > 1 ? 1 : 0) * tp_exp + ne * (has_ep ? 1 : 0) * ep_exp);
         sum_totals += static_cast<double>(k.count) * t.total();
         if (!critical || t.total() > critical->times.total() ||
             (t.total() == critical->times.total() && s.index < critical->first->index))

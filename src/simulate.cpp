@@ -286,6 +286,7 @@ PipelineSpec pipeline_spec(const Plan& p) {
             s.f_s.push_back(st.times.fwd_s / share);
             s.w_s.push_back(st.times.wgrad_s / share);
             s.b_s.push_back((st.times.bwd_s - st.times.wgrad_s) / share);
+            s.r_s.push_back(st.times.recompute_s / share);
         }
     for (const CommTerm& c : p.comm)
         if (c.axis == Axis::pp && c.calls_per_step > 0) s.p2p_s = c.time_s / static_cast<double>(c.calls_per_step);
@@ -315,24 +316,26 @@ nlohmann::json trace_json(const Plan& p, const SimResult& r, const PipelineSpec&
     using nlohmann::json;
     json events = json::array();
     const double us = 1e6;
-    enum { kCompute = 0, kSend = 1, kLayerComm = 2, kDp = 3 };
+    enum { kCompute = 0, kSend = 1, kLayerComm = 2, kDp = 3, kHidden = 4 };
     for (int64_t rank = 0; rank < s.pp; ++rank) {
         events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", rank}, {"tid", 0},
                           {"args", {{"name", fmt::format("pipeline rank {}", rank)}}}});
         events.push_back({{"ph", "M"}, {"name", "process_sort_index"}, {"pid", rank}, {"tid", 0}, {"args", {{"sort_index", rank}}}});
         for (auto [tid, name] : {std::pair{kCompute, "compute"}, {kSend, "pp send"}, {kLayerComm, "tp/cp/ep collectives"},
-                                 {kDp, "dp reduction"}})
+                                 {kDp, "dp reduction"}, {kHidden, "tp/cp/ep collectives (overlapped)"}})
             events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", rank}, {"tid", tid}, {"args", {{"name", name}}}});
     }
     // Per-layer collectives that stay exposed are inside each pass's time; show them on their own thread.
     // A rank runs m forward passes per chunk (DualPipe: m in all, half per direction).
     const int64_t forwards = p.micro_batches * (s.schedule == Schedule::dualpipe ? 1 : chunks_per_rank(s));
-    double layer_comm_per_pass = 0;
+    // The part compute hides runs beside the pass on a thread of its own.
+    double layer_comm_per_pass = 0, hidden_per_pass = 0;
     std::string layer_comm_name;
     double layer_comm_bytes = 0;
     for (const CommTerm& c : p.comm)
-        if ((c.axis == Axis::tp || c.axis == Axis::cp || c.axis == Axis::ep) && p.micro_batches > 0 && c.exposed_s > 0) {
+        if ((c.axis == Axis::tp || c.axis == Axis::cp || c.axis == Axis::ep) && p.micro_batches > 0 && c.time_s > 0) {
             layer_comm_per_pass += c.exposed_s / static_cast<double>(2 * forwards);
+            hidden_per_pass += (c.time_s - c.exposed_s) / static_cast<double>(2 * forwards);
             layer_comm_name += (layer_comm_name.empty() ? "" : " + ") + std::string(enum_name(c.axis)) + " " + c.collective;
             layer_comm_bytes += c.bytes_per_step / static_cast<double>(2 * forwards);
         }
@@ -345,13 +348,24 @@ nlohmann::json trace_json(const Plan& p, const SimResult& r, const PipelineSpec&
         const int64_t vs = o.position;
         json args = {{"micro_batch", o.micro_batch}, {"chunk", o.chunk}, {"virtual_stage", vs}};
         if (dual) args["direction"] = o.line;
+        // A backward under recomputation first replays its forward: drawn as "R3" before "B3".
+        const size_t k = static_cast<size_t>(o.rank * chunks_per_rank(s) + o.chunk);
+        const double rec = o.kind == 'B' && k < s.r_s.size() ? std::min(s.r_s[k], o.end_s - o.start_s) : 0.0;
+        if (rec > 0)
+            events.push_back({{"ph", "X"}, {"name", fmt::format("R{}", o.micro_batch)}, {"pid", o.rank}, {"tid", kCompute},
+                              {"ts", o.start_s * us}, {"dur", rec * us},
+                              {"args", {{"micro_batch", o.micro_batch}, {"chunk", o.chunk}, {"what", "recomputed forward"}}}});
         events.push_back({{"ph", "X"}, {"name", fmt::format("{}{}", o.kind, o.micro_batch)}, {"pid", o.rank},
-                          {"tid", kCompute}, {"ts", o.start_s * us}, {"dur", (o.end_s - o.start_s) * us},
+                          {"tid", kCompute}, {"ts", (o.start_s + rec) * us}, {"dur", (o.end_s - o.start_s - rec) * us},
                           {"args", std::move(args)}});
         if (o.kind != 'W' && layer_comm_per_pass > 0)
             events.push_back({{"ph", "X"}, {"name", layer_comm_name}, {"pid", o.rank}, {"tid", kLayerComm},
                               {"ts", o.start_s * us}, {"dur", std::min(layer_comm_per_pass, o.end_s - o.start_s) * us},
                               {"args", {{"bytes", layer_comm_bytes}, {"exposed", true}}}});
+        if (o.kind != 'W' && hidden_per_pass > 0)
+            events.push_back({{"ph", "X"}, {"name", layer_comm_name}, {"pid", o.rank}, {"tid", kHidden},
+                              {"ts", o.start_s * us}, {"dur", std::min(hidden_per_pass, o.end_s - o.start_s) * us},
+                              {"args", {{"bytes", layer_comm_bytes}, {"exposed", false}}}});
         const bool sends = (o.kind == 'F' && vs < r.line_length - 1) || (o.kind == 'B' && vs > 0);
         if (sends && s.p2p_s > 0)
             events.push_back({{"ph", "X"}, {"name", "send"}, {"pid", o.rank}, {"tid", kSend}, {"ts", o.end_s * us},

@@ -190,6 +190,46 @@ TEST(Simulate, ThePlanTakesItsPipelineFromTheSimulation) {
     EXPECT_DOUBLE_EQ(capped.time.step_s, closed.time.step_s);
 }
 
+TEST(Simulate, TheTraceDrawsRecomputationAndOverlappedCollectives) {
+    // Llama 3 70B, TP8 · PP4 on 512 H100 with full recomputation: each B starts with its recomputed
+    // forward ("R3", ending where "B3" starts); the TP traffic compute hides runs on thread 4.
+    ClusterSpec c = preset_cluster("dgx-h100");
+    c.gpus = 512;
+    Layout l;
+    l.tp = 8;
+    l.pp = 4;
+    l.dp = 16;
+    l.global_batch = 64;
+    l.seq_len = 8192;
+    l.recompute = Recompute::full;
+    const Plan p = evaluate(preset_model("llama3-70b"), c, l);
+    ASSERT_FALSE(p.rejection);
+    ASSERT_GT(p.stages[0].times.recompute_s, 0);
+    const PipelineSpec s = pipeline_spec(p);
+    const nlohmann::json t = trace_json(p, simulate_pipeline(s), s);
+    std::map<std::string, std::pair<double, double>> spans;  // "pid/name" → (ts, ts + dur) on the compute thread
+    int hidden = 0;
+    for (const auto& e : t["traceEvents"]) {
+        if (e["ph"] != "X") continue;
+        if (e["tid"] == 4) ++hidden;
+        if (e["tid"] != 0) continue;
+        const double ts = e["ts"].get<double>();
+        spans[std::to_string(e["pid"].get<int>()) + "/" + e["name"].get<std::string>()] = {ts, ts + e["dur"].get<double>()};
+    }
+    EXPECT_GT(hidden, 0);
+    int pairs = 0;
+    for (const auto& [key, span] : spans) {
+        const size_t slash = key.find('/');
+        if (key[slash + 1] != 'R') continue;
+        const std::string b = key.substr(0, slash + 1) + "B" + key.substr(slash + 2);
+        ASSERT_TRUE(spans.count(b)) << b;
+        EXPECT_NEAR(span.second, spans[b].first, 1e-6) << key;
+        EXPECT_NEAR(span.second - span.first, s.r_s[0] * 1e6, 0.5 * s.r_s[0] * 1e6) << key;
+        ++pairs;
+    }
+    EXPECT_EQ(pairs, 4 * 4);  // every backward of every rank: m = 64 / 16 = 4 micro-batches × 4 ranks
+}
+
 TEST(Simulate, DualPipeReproducesThePapersBubble) {
     // DeepSeek-V3 report, Table 2: DualPipe's bubble is (pp/2 − 1)(F&B + B − 3W), with F, B (full
     // backward) and W per chunk and F&B an overlapped forward + backward pair. Its figure has equal

@@ -275,7 +275,7 @@ function renderTime(p) {
 }
 
 // ---- pipeline timeline: the simulated step (POST /api/trace, the Chrome trace `shardplan trace` writes)
-const PASS_COLORS = { F: '#2563eb', B: '#16a34a', W: '#d97706' };
+const PASS_COLORS = { F: '#2563eb', B: '#16a34a', W: '#d97706', R: '#7c3aed' };
 async function updateTimeline(plan, mine) {
   const section = $('timeline-section');
   if (plan.inputs.layout.pp <= 1) { section.hidden = true; return; }

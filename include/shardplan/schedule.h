@@ -35,6 +35,7 @@ struct StageTimes {
     double fwd_s = 0;
     double bwd_s = 0;
     double wgrad_s = 0;
+    double recompute_s = 0;  // part of bwd_s: the recomputed forward (with its exposed collectives)
     double total() const { return fwd_s + bwd_s; }
 };
 

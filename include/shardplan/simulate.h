@@ -29,6 +29,7 @@ struct PipelineSpec {
     /// Per rank and chunk (index rank·chunks_per_rank + chunk): forward, input-gradient and weight-gradient time of one
     /// micro-batch. Schedules that do not split the backward run B + W as one pass.
     std::vector<double> f_s, b_s, w_s;
+    std::vector<double> r_s;  // the recomputed forward at the start of each B (part of b_s; may be empty)
     double p2p_s = 0;  // one boundary send, activations or gradients
     bool record_ops = true;  // false: only the span, busy times and peaks (SimResult::ops stays empty)
 };
