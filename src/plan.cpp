@@ -329,7 +329,8 @@ void evaluate_into(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Pl
 void simulate_step(Plan& p, int64_t max_passes) {
     const Layout& l = p.layout;
     if (p.rejection || l.pp <= 1 || p.stages.size() != static_cast<size_t>(l.pp)) return;
-    if (p.micro_batches * l.pp * l.vpp > max_passes) return;  // too long to simulate: keep the closed forms
+    // Too long to simulate: keep the closed forms. In double: m can be near 2^63 (a global batch that large).
+    if (double(p.micro_batches) * double(l.pp) * double(l.vpp) > double(max_passes)) return;
     PipelineSpec spec = pipeline_spec(p);
     spec.record_ops = false;
     PipelineSpec no_sends = spec;

@@ -294,11 +294,12 @@ PipelineSpec pipeline_spec(const Plan& p) {
 }
 
 std::optional<LayoutProblem> trace_refusal(const Plan& p, int64_t max_passes) {
-    const int64_t passes = p.micro_batches * p.layout.pp * p.layout.vpp;
-    if (passes > max_passes)
+    // In double: the product overflows int64 for a global batch near 2^63.
+    const double passes = double(p.micro_batches) * double(p.layout.pp) * double(p.layout.vpp);
+    if (passes > double(max_passes))
         return LayoutProblem{"trace_too_large", "layout.global_batch",
-                             fmt::format("a timeline of at most {} passes (micro-batches × pp × vpp), got {}", max_passes,
-                                         passes)};
+                             fmt::format("a timeline of at most {} passes (micro-batches × pp × vpp), got {:.0f}",
+                                         max_passes, passes)};
     return std::nullopt;
 }
 

@@ -188,6 +188,19 @@ TEST(Simulate, ThePlanTakesItsPipelineFromTheSimulation) {
     simulate_step(capped, 10);
     EXPECT_FALSE(capped.time.pipeline_simulated);
     EXPECT_DOUBLE_EQ(capped.time.step_s, closed.time.step_s);
+
+    // A global batch near 2^63 (m · pp overflows int64): the closed forms, at once, and no trace.
+    Layout huge = l;
+    huge.tp = 1;
+    huge.pp = 8;
+    huge.dp = 16;
+    huge.global_batch = int64_t(1) << 62;
+    const Plan big = evaluate(model, c, huge);
+    ASSERT_FALSE(big.rejection);
+    EXPECT_FALSE(big.time.pipeline_simulated);
+    const auto no = trace_refusal(big, 100'000);
+    ASSERT_TRUE(no);
+    EXPECT_EQ(no->field, "layout.global_batch");
 }
 
 TEST(Simulate, TheTraceDrawsRecomputationAndOverlappedCollectives) {
