@@ -24,6 +24,19 @@ PipelineSpec uniform(Schedule sc, int64_t pp, int64_t v, int64_t m, double F, do
     }
     return s;
 }
+// TP · PP · DP with `gbs` sequences of `seq` tokens (micro-batch 1).
+Layout layout(int64_t tp, int64_t pp, int64_t dp, int64_t gbs, int64_t seq, Schedule sc = Schedule::one_f_one_b,
+              int64_t vpp = 1) {
+    Layout l;
+    l.tp = tp;
+    l.pp = pp;
+    l.dp = dp;
+    l.global_batch = gbs;
+    l.seq_len = seq;
+    l.schedule = sc;
+    l.vpp = vpp;
+    return l;
+}
 }  // namespace
 
 TEST(Simulate, OneFOneBAndGPipeReproduceTheClosedForm) {
@@ -80,14 +93,7 @@ TEST(Simulate, InFlightActivationsFollowEachSchedule) {
 TEST(Simulate, APlanBecomesATimelineAndAValidTrace) {
     ClusterSpec c = preset_cluster("dgx-h100");
     c.gpus = 512;
-    Layout l;
-    l.tp = 8;
-    l.pp = 4;
-    l.dp = 16;
-    l.vpp = 5;
-    l.schedule = Schedule::interleaved;
-    l.global_batch = 256;
-    l.seq_len = 8192;
+    const Layout l = layout(8, 4, 16, 256, 8192, Schedule::interleaved, 5);
     const Plan p = evaluate(preset_model("llama3-70b"), c, l);
     ASSERT_FALSE(p.rejection);
     const PipelineSpec s = pipeline_spec(p);
@@ -129,14 +135,7 @@ TEST(Simulate, ThePlanTakesItsPipelineFromTheSimulation) {
     const ModelSpec model = preset_model("llama3-70b");
     std::map<Schedule, double> bubble;
     for (Schedule sc : {Schedule::gpipe, Schedule::one_f_one_b, Schedule::interleaved, Schedule::zb, Schedule::dualpipe}) {
-        Layout l;
-        l.tp = 8;
-        l.pp = 4;
-        l.dp = 4;
-        l.global_batch = 64;
-        l.seq_len = 4096;
-        l.schedule = sc;
-        if (sc == Schedule::interleaved) l.vpp = 2;
+        const Layout l = layout(8, 4, 4, 64, 4096, sc, sc == Schedule::interleaved ? 2 : 1);
         const Plan p = evaluate(model, c, l);
         ASSERT_FALSE(p.rejection) << enum_name(sc);
         ASSERT_TRUE(p.time.pipeline_simulated) << enum_name(sc);
@@ -174,12 +173,7 @@ TEST(Simulate, ThePlanTakesItsPipelineFromTheSimulation) {
     EXPECT_LT(bubble[Schedule::dualpipe], bubble[Schedule::one_f_one_b]);
 
     // Over the pass limit the plan keeps its closed forms, and says so.
-    Layout l;
-    l.tp = 8;
-    l.pp = 4;
-    l.dp = 4;
-    l.global_batch = 64;
-    l.seq_len = 4096;
+    const Layout l = layout(8, 4, 4, 64, 4096);
     Plan closed;
     evaluate_into(model, c, l, closed);
     closed.layout = l;
@@ -190,11 +184,7 @@ TEST(Simulate, ThePlanTakesItsPipelineFromTheSimulation) {
     EXPECT_DOUBLE_EQ(capped.time.step_s, closed.time.step_s);
 
     // A global batch near 2^63 (m · pp overflows int64): the closed forms, at once, and no trace.
-    Layout huge = l;
-    huge.tp = 1;
-    huge.pp = 8;
-    huge.dp = 16;
-    huge.global_batch = int64_t(1) << 62;
+    const Layout huge = layout(1, 8, 16, int64_t(1) << 62, 4096);
     const Plan big = evaluate(model, c, huge);
     ASSERT_FALSE(big.rejection);
     EXPECT_FALSE(big.time.pipeline_simulated);
@@ -208,12 +198,7 @@ TEST(Simulate, TheTraceDrawsRecomputationAndOverlappedCollectives) {
     // forward ("R3", ending where "B3" starts); the TP traffic compute hides runs on thread 4.
     ClusterSpec c = preset_cluster("dgx-h100");
     c.gpus = 512;
-    Layout l;
-    l.tp = 8;
-    l.pp = 4;
-    l.dp = 16;
-    l.global_batch = 64;
-    l.seq_len = 8192;
+    Layout l = layout(8, 4, 16, 64, 8192);
     l.recompute = Recompute::full;
     const Plan p = evaluate(preset_model("llama3-70b"), c, l);
     ASSERT_FALSE(p.rejection);
