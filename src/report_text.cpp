@@ -112,6 +112,11 @@ std::string format_plan(const Plan& p, bool color) {
     for (const char* k : {"time.compute_s", "time.recompute_s", "time.exposed_comm_s", "time.bubble_s", "time.optimizer_s",
                           "time.step_s"})
         line(row(p, k));
+    if (l.pp > 1)
+        line(fmt::format("  {:<24} {:>12}   {}", "pipeline", p.time.pipeline_simulated ? "simulated" : "closed form",
+                         p.time.pipeline_simulated
+                             ? fmt::format("{}, {} micro-batches: `shardplan trace` draws it", enum_name(l.schedule), p.micro_batches)
+                             : "over 1,000,000 passes: not simulated"));
     line("");
     line(st.bold("Throughput"));
     for (const char* k : {"throughput.tokens_per_s_per_gpu", "throughput.tokens_per_s", "throughput.mfu", "throughput.hfu"})
