@@ -265,7 +265,8 @@ function renderComm(p) {
 function renderTime(p) {
   const t = p.time;
   const rows = [['compute', t.compute_s], ['recompute', t.recompute_s], ['exposed communication', t.exposed_comm_s],
-                ['pipeline bubble', t.bubble_s], ['optimizer step', t.optimizer_s], ['step', t.step_s]];
+                [t.pipeline_simulated ? 'pipeline bubble (simulated)' : 'pipeline bubble', t.bubble_s],
+                ['optimizer step', t.optimizer_s], ['step', t.step_s]];
   $('time').tBodies[0].replaceChildren(...rows.map(([k, v]) => {
     const tr = el('tr');
     tr.append(el('td', {}, k), el('td', { class: 'num' }, fmtTime(v)),

@@ -135,6 +135,7 @@ test('a pipelined plan shows its simulated timeline, one pass at a time per rank
     for (let i = 1; i < mine.length; ++i) assert.ok(mine[i - 1].end <= mine[i].start + 1e-3, `rank ${r} overlaps`);
   }
   assert.match(await page.textContent('#timeline-caption'), /zb · 8 micro-batches/);
+  assert.match(await page.textContent('#time'), /pipeline bubble \(simulated\)/);
   await page.screenshot({ path: `${SHOTS}/timeline.png`, fullPage: true });
   // DualPipe: 4 micro-batches enter at each end; every rank still runs 8 forwards and 8 backwards.
   await page.selectOption('#schedule', 'dualpipe');
