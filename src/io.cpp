@@ -23,8 +23,13 @@ std::string type_name(const json& v) {
     if (v.is_number()) return v.dump();
     if (v.is_string()) {
         std::string s = v.get<std::string>();
-        if (s.size() > 40) s = s.substr(0, 40) + "...";
-        return json(s).dump();
+        if (s.size() > 40) {
+            // Cut at a character boundary: half a UTF-8 sequence is not valid JSON text (found by fuzz_case).
+            size_t cut = 40;
+            while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
+            s = s.substr(0, cut) + "...";
+        }
+        return json(s).dump(-1, ' ', false, json::error_handler_t::replace);
     }
     return v.is_array() ? "an array" : "an object";
 }

@@ -68,6 +68,15 @@ TEST(Io, ErrorsNameTheField) {
     }
 }
 
+TEST(Io, ALongStringIsQuotedWholeCharactersOnly) {
+    // Found by fuzz_case: a string where an object belongs is quoted in the message, cut to 40 bytes;
+    // the 40th byte fell inside a two-byte character (U+0321), and quoting half of it threw.
+    const std::string s = "inOOOOOOOOOOOOOOOO64_fx6\xcc\xa1OOOOOOO64_fx6\xcc\xa1" "fs1p";
+    const std::string err = error_of(json(s));
+    EXPECT_NE(err.find("expected an object, got \"inOOOOOOOOOOOOOOOO64_fx6\xcc\xa1OOOOOOO64_fx6...\""), std::string::npos)
+        << err;
+}
+
 TEST(Io, MissingSectionsAndModelFields) {
     json j = good_case();
     j.erase("layout");
