@@ -18,10 +18,9 @@ Run setup_export(CLI::App& cmd) {
     add_scenario_flags(cmd, o->flags);
     cmd.add_option("--format", o->format, "megatron | torchtitan | deepspeed")->required();
     return [o]() {
-        const auto framework = parse_enum<Framework>(o->format);
-        if (!framework) throw ConfigError("--format", "one of " + enum_choices<Framework>() + ", got \"" + o->format + "\"");
+        const Framework framework = enum_flag<Framework>(o->format, "--format");
         const Case c = resolve_scenario(o->flags);
-        const Export e = export_config(c.model, c.cluster, c.layout, *framework);
+        const Export e = export_config(c.model, c.cluster, c.layout, framework);
         if (e.refusal) throw ConfigError("--format", "a framework that can express " + to_string(c.layout) + "; " + *e.refusal);
         std::cout << e.text;
         return 0;

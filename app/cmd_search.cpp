@@ -89,10 +89,7 @@ Run setup_search(CLI::App& cmd) {
         const bool color = use_color(o->color);
         const OutputFormat fmt = output_format(o->format, o->json);
         std::optional<Framework> framework;
-        if (!o->export_to.empty()) {
-            framework = parse_enum<Framework>(o->export_to);
-            if (!framework) throw ConfigError("--export", "one of " + enum_choices<Framework>() + ", got \"" + o->export_to + "\"");
-        }
+        if (!o->export_to.empty()) framework = enum_flag<Framework>(o->export_to, "--export");
         if (o->top < 1 || o->top > 1000) throw ConfigError("--top", "an integer in [1, 1000]");
         if (o->max_mb < 1) throw ConfigError("--max-micro-batch", "a positive integer");
         const ScenarioFlags& f = o->flags;

@@ -48,14 +48,6 @@ ClusterSpec cluster_from_arg(const std::string& arg, const std::string& field) {
     return preset_cluster(arg, field);
 }
 
-namespace {
-template <typename E>
-E enum_flag(const std::string& value, const char* flag) {
-    if (auto e = parse_enum<E>(value)) return *e;
-    throw ConfigError(flag, "one of " + enum_choices<E>() + ", got \"" + value + "\"");
-}
-}  // namespace
-
 Case resolve_base(const ScenarioFlags& f) {
     ScenarioFlags base;
     base.case_file = f.case_file;
@@ -163,14 +155,8 @@ SearchSpace search_space_from_flags(const ScenarioFlags& f) {
     for (auto [value, name] : {std::pair{f.tp, "--tp"}, {f.cp, "--cp"}, {f.pp, "--pp"}, {f.dp, "--dp"},
                                {f.ep, "--ep"}, {f.etp, "--etp"}, {f.vpp, "--vpp"}, {f.micro_batch, "--micro-batch"}})
         if (value && *value <= 0) throw ConfigError(name, "a positive integer");
-    if (!f.recompute.empty()) {
-        sp.recompute = parse_enum<Recompute>(f.recompute);
-        if (!sp.recompute) throw ConfigError("--recompute", "one of " + enum_choices<Recompute>());
-    }
-    if (!f.schedule.empty()) {
-        sp.schedule = parse_enum<Schedule>(f.schedule);
-        if (!sp.schedule) throw ConfigError("--schedule", "one of " + enum_choices<Schedule>());
-    }
+    if (!f.recompute.empty()) sp.recompute = enum_flag<Recompute>(f.recompute, "--recompute");
+    if (!f.schedule.empty()) sp.schedule = enum_flag<Schedule>(f.schedule, "--schedule");
     if (!f.sequence_parallel.empty()) {
         if (f.sequence_parallel != "true" && f.sequence_parallel != "false")
             throw ConfigError("--sequence-parallel", "true or false");
@@ -189,9 +175,7 @@ int search_threads(int threads) {
 }
 
 OutputFormat output_format(const std::string& format, bool json) {
-    if (json) return OutputFormat::as_json;
-    if (auto f = parse_enum<OutputFormat>(format)) return *f;
-    throw ConfigError("--format", "one of " + enum_choices<OutputFormat>() + ", got \"" + format + "\"");
+    return json ? OutputFormat::as_json : enum_flag<OutputFormat>(format, "--format");
 }
 
 void add_format_flags(CLI::App& cmd, std::string& format, bool& json) {

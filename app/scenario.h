@@ -8,6 +8,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "shardplan/enums.h"
+#include "shardplan/error.h"
 #include "shardplan/io.h"
 #include "shardplan/search.h"
 #include "shardplan/table.h"
@@ -18,6 +20,14 @@ struct ScenarioFlags {
     std::string case_file, model, cluster, recompute, precision, schedule, grad_dtype, order, sequence_parallel;
     std::optional<int64_t> gpus, tp, cp, pp, dp, ep, etp, vpp, micro_batch, global_batch, seq_len, zero;
 };
+
+/// A flag naming one value of an enum (--schedule zb, --format json, --export megatron): the value, or a
+/// ConfigError on the flag listing the choices and what was given.
+template <typename E>
+E enum_flag(const std::string& value, const char* flag) {
+    if (auto e = parse_enum<E>(value)) return *e;
+    throw ConfigError(flag, "one of " + enum_choices<E>() + ", got \"" + value + "\"");
+}
 
 /// Registers the shared flags on a subcommand. `with_degrees` = false for commands that choose them;
 /// `with_sizes` = false for sweep, which takes --gpus, --seq-len and --global-batch as lists.
