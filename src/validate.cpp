@@ -65,11 +65,9 @@ CaseResult predict_case(const Case& c) {
     r.gpu = c.cluster.gpu.id;
     r.moe = c.model.moe.has_value();
     // Everything predicted comes from model, cluster and layout; the measured part is read after.
-    {
-        const Plan as_given = evaluate(c.model, c.cluster, c.layout);
-        r.fits_as_given = !as_given.rejection && as_given.memory_fits;
-    }
     const Plan p = plan_case(c, &r.resolved, true);
+    // Nothing resolved: p is the case as written. Resolved: as written it ran but did not fit.
+    r.fits_as_given = r.resolved.empty() && !p.rejection && p.memory_fits;
     if (p.rejection) {
         r.error = p.rejection->field + ": expected " + p.rejection->expected;
     } else {

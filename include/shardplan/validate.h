@@ -66,7 +66,8 @@ CaseList read_cases(const json& array, const std::string& field, const std::stri
 
 /// Plans a case as its run must have been configured: as written, except that an assumed
 /// recomputation that cannot fit is raised to the least that fits (a published run ran).
-/// `resolved`, when given, receives a sentence saying what was changed, or stays empty. `simulate` =
+/// `resolved`, when given, receives a sentence saying what was changed, or stays empty: exactly when the
+/// plan returned is the case as written. `simulate` =
 /// false keeps the closed-form pipeline (the calibration's inner loop, which plans every case thousands
 /// of times); the plan `validate` reports is simulated.
 Plan plan_case(const Case& c, std::string* resolved = nullptr, bool simulate = true);
