@@ -25,9 +25,10 @@ Run setup_trace(CLI::App& cmd) {
     cmd.add_option("-o,--output", o->out, "Write the trace here (Chrome Trace Event JSON)")->required();
     return [o]() {
         const Case c = resolve_scenario(o->flags);
+        // Refused before planning: a layout too large to draw would be simulated for nothing.
+        if (const auto no = trace_refusal(c.model, c.cluster, c.layout, 2'000'000))  // 2 M passes: ~1 GB
+            throw ConfigError(no->field, no->expected);
         const Plan p = evaluate(c.model, c.cluster, c.layout);
-        if (p.rejection) throw ConfigError(p.rejection->field, p.rejection->expected);
-        if (const auto no = trace_refusal(p, 2'000'000)) throw ConfigError(no->field, no->expected);  // 2 M passes: ~1 GB
         const PipelineSpec spec = pipeline_spec(p);
         const SimResult r = simulate_pipeline(spec);
         if (!r.error.empty()) throw std::runtime_error("internal error: " + r.error);

@@ -138,12 +138,13 @@ ApiResponse handle_api(const std::string& method, const std::string& path, const
             const json j = parse_body(body);
             if (path == "/api/search") return do_search(j, limits);
             const Case c = case_of(j);
+            if (path == "/api/trace")  // refused before planning (and simulating) a timeline too large to draw
+                if (const auto no = trace_refusal(c.model, c.cluster, c.layout, limits.max_trace_passes))
+                    return error_response(400, no->field + ": expected " + no->expected);
             const Plan p = evaluate(c.model, c.cluster, c.layout);
             if (p.rejection) return error_response(400, p.rejection->field + ": expected " + p.rejection->expected);
             if (path == "/api/plan") return json_response(200, plan_to_json(p));
             // The simulated step as a Chrome trace, the same document `shardplan trace` writes.
-            if (const auto no = trace_refusal(p, limits.max_trace_passes))
-                return error_response(400, no->field + ": expected " + no->expected);
             const PipelineSpec spec = pipeline_spec(p);
             const SimResult r = simulate_pipeline(spec);
             if (!r.error.empty()) return error_response(500, "internal error: " + r.error);

@@ -293,9 +293,11 @@ PipelineSpec pipeline_spec(const Plan& p) {
     return s;
 }
 
-std::optional<LayoutProblem> trace_refusal(const Plan& p, int64_t max_passes) {
+std::optional<LayoutProblem> trace_refusal(const ModelSpec& m, const ClusterSpec& c, const Layout& l,
+                                           int64_t max_passes) {
+    if (auto bad = check_layout(m, c, l)) return bad;
     // In double: the product overflows int64 for a global batch near 2^63.
-    const double passes = double(p.micro_batches) * double(p.layout.pp) * double(p.layout.vpp);
+    const double passes = double(micro_batches(l)) * double(l.pp) * double(l.vpp);
     if (passes > double(max_passes))
         return LayoutProblem{"trace_too_large", "layout.global_batch",
                              fmt::format("a timeline of at most {} passes (micro-batches × pp × vpp), got {:.0f}",

@@ -188,7 +188,7 @@ TEST(Simulate, ThePlanTakesItsPipelineFromTheSimulation) {
     const Plan big = evaluate(model, c, huge);
     ASSERT_FALSE(big.rejection);
     EXPECT_FALSE(big.time.pipeline_simulated);
-    const auto no = trace_refusal(big, 100'000);
+    const auto no = trace_refusal(model, c, huge, 100'000);
     ASSERT_TRUE(no);
     EXPECT_EQ(no->field, "layout.global_batch");
 }

@@ -65,9 +65,11 @@ PipelineSpec pipeline_spec(const Plan& p);
 /// optimizer step). It re-evaluates the layout without the simulation.
 double closed_form_pipeline_s(const Plan& p);
 
-/// Why a plan's step cannot be drawn: it has more than `max_passes` passes (micro-batches × pp × vpp),
-/// which would make a trace too large to open.
-std::optional<LayoutProblem> trace_refusal(const Plan& p, int64_t max_passes);
+/// Why a layout's step cannot be drawn: the layout cannot run (check_layout), or it has more than
+/// `max_passes` passes (micro-batches × pp × vpp), which would make a trace too large to open. Cheap:
+/// callers check it before the plan is evaluated (and simulated).
+std::optional<LayoutProblem> trace_refusal(const ModelSpec& m, const ClusterSpec& c, const Layout& l,
+                                           int64_t max_passes);
 
 /// Chrome Trace Event Format (opens in Perfetto and chrome://tracing): one process per pipeline rank,
 /// threads for compute, point-to-point sends, per-layer collectives and the DP reduction; events
