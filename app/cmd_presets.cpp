@@ -30,7 +30,7 @@ Run setup_presets(CLI::App& cmd) {
         std::cout << fmt::format("  {:<16} {:>9} {:>10} {:>9} {:>9} {:>7} {:>10} {:>10}\n", "id", "HBM GB", "usable GB",
                                  "bf16 TF", "fp8 TF", "domain", "up GB/s", "out GB/s");
         for (const GpuSpec& g : gpu_presets())
-            std::cout << fmt::format("  {:<16} {:>9.0f} {:>10.0f} {:>9.0f} {:>9.0f} {:>7} {:>10.0f} {:>10.1f}\n", g.id,
+            std::cout << fmt::format("  {:<16} {:>9.1f} {:>10.1f} {:>9.0f} {:>9.0f} {:>7} {:>10.0f} {:>10.1f}\n", g.id,
                                      g.hbm_bytes / 1e9, g.hbm_usable_bytes / 1e9, g.peak_16_flops / 1e12,
                                      g.peak_8_flops / 1e12, g.default_domain, g.scale_up_Bps / 1e9,
                                      g.scale_out_Bps / 1e9);

@@ -82,18 +82,22 @@ struct GpuRow {
 };
 
 // Bandwidths per GPU, one direction. Latencies per hop: NCCL Simple-protocol constants (B.1.6).
+// Capacities are in 10^9 bytes. Where the marketed "GB" is really GiB, the figure is what the driver
+// reports as total memory: nvidia-smi shows 40,960 MiB (A100 40GB), 81,920 MiB (A100 80GB), 81,559 MiB
+// (H100/H800 80GB), 143,771 MiB (H200) and 32,510 MiB (V100 32GB); ROCm lists 192 GiB for MI300X [S17].
+// Blackwell keeps the reference sheet's usable figures (B200 180, GB200 186).
 constexpr GpuRow kGpus[] = {
-    {"v100-32g", "NVIDIA V100 SXM2 32GB", "volta", 32, 32, 0.9, 125, 0, 0, 150, 12.5, false, 8, 8,
+    {"v100-32g", "NVIDIA V100 SXM2 32GB", "volta", 34.36, 34.09, 0.9, 125, 0, 0, 150, 12.5, false, 8, 8,
      "V100 datasheet (125 TF fp16 tensor, 900 GB/s, 6 NVLink2 × 25 GB/s); not in the reference sheet"},
-    {"a100-40g", "NVIDIA A100 SXM4 40GB", "ampere", 40, 40, 1.555, 312, 0, 0, 300, 25, false, 8, 8, "[S13, S47]"},
-    {"a100-80g", "NVIDIA A100 SXM4 80GB", "ampere", 80, 80, 2.039, 312, 0, 0, 300, 25, false, 8, 8, "[S13, S47]"},
-    {"h100-sxm", "NVIDIA H100 SXM5 80GB", "hopper", 80, 80, 3.35, 989, 1979, 0, 450, 50, true, 8, 8, "[S10, S14]"},
+    {"a100-40g", "NVIDIA A100 SXM4 40GB", "ampere", 42.95, 42.95, 1.555, 312, 0, 0, 300, 25, false, 8, 8, "[S13, S47]"},
+    {"a100-80g", "NVIDIA A100 SXM4 80GB", "ampere", 85.9, 85.9, 2.039, 312, 0, 0, 300, 25, false, 8, 8, "[S13, S47]"},
+    {"h100-sxm", "NVIDIA H100 SXM5 80GB", "hopper", 85.9, 85.52, 3.35, 989, 1979, 0, 450, 50, true, 8, 8, "[S10, S14]"},
     {"h100-sxm-96g", "NVIDIA H100 96GB HBM2e (Grand Teton, 500 W)", "hopper", 96, 96, 2.4, 800, 1600, 0, 450, 50,
      true, 8, 8,
      "torchtitan docs/performance.md: 96 GB HBM2e, 2.4 TB/s, 500 W power limit; 'peak between SXM (989) and NVL "
      "(835)': 800 TF assumed for a 500 W sustained clock"},
-    {"h200", "NVIDIA H200 SXM 141GB", "hopper", 141, 141, 4.8, 989, 1979, 0, 450, 50, true, 8, 8, "[S10, S25, S45]"},
-    {"h800", "NVIDIA H800 SXM 80GB", "hopper", 80, 80, 3.35, 989, 1979, 0, 200, 50, true, 8, 8, "[S26, S27]"},
+    {"h200", "NVIDIA H200 SXM 141GB", "hopper", 150.76, 150.76, 4.8, 989, 1979, 0, 450, 50, true, 8, 8, "[S10, S25, S45]"},
+    {"h800", "NVIDIA H800 SXM 80GB", "hopper", 85.9, 85.52, 3.35, 989, 1979, 0, 200, 50, true, 8, 8, "[S26, S27]"},
     {"b200", "NVIDIA B200 (DGX B200)", "blackwell", 192, 180, 8.0, 2250, 4500, 9000, 900, 50, true, 8, 8,
      "[S9, S13, S25]"},
     {"b300", "NVIDIA B300 (HGX B300)", "blackwell", 288, 279, 8.0, 2250, 4500, 13500, 900, 100, true, 8, 8,
@@ -104,7 +108,7 @@ constexpr GpuRow kGpus[] = {
      "[S12, S13, S24] provisional"},
     {"blackwell-nvl72", "Blackwell NVL72 (seed: 192 GB HBM3e, 180 usable, ConnectX-8)", "blackwell", 192, 180, 8.0,
      2500, 5000, 10000, 900, 100, true, 72, 4, "project seed; peaks as GB200 [S13]"},
-    {"mi300x", "AMD Instinct MI300X", "cdna3", 192, 192, 5.3, 1307.4, 2614.9, 0, 448, 50, false, 8, 8, "[S17, S18, S50]"},
+    {"mi300x", "AMD Instinct MI300X", "cdna3", 206.2, 206.2, 5.3, 1307.4, 2614.9, 0, 448, 50, false, 8, 8, "[S17, S18, S50]"},
     {"mi355x", "AMD Instinct MI355X", "cdna4", 288, 288, 8.0, 2500, 5000, 10000, 537.6, 50, false, 8, 8,
      "[S15b, S20, S25]"},
     {"tpu-v4", "Google TPU v4", "tpu", 34.4, 34.4, 1.2, 275, 0, 0, 270, 6.25, false, 4096, 4,

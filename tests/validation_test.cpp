@@ -22,7 +22,7 @@ TEST(Validation, PublishedRunsStayWithinTheReachedBounds) {
     const ValidationSummary& s = r.summary;
     EXPECT_GE(s.predicted, 320);
     EXPECT_LE(s.median_abs_error, 0.045) << "median |error| of tokens/s per GPU";  // reached: 4.1 %
-    EXPECT_LE(s.p90_abs_error, 0.215) << "90th percentile |error|";  // reached: 20.9 % (target 20 %)
+    EXPECT_LE(s.p90_abs_error, 0.215) << "90th percentile |error|";  // reached: 20.7 % (target 20 %)
     EXPECT_LE(double(s.false_oom) / double(s.cases), 0.02) << "runs predicted not to fit although they ran";
     EXPECT_LE(s.memory.median_abs_error, 0.30) << "memory model against measured peaks";
     // No source is left far behind: each source's median stays under 15 %.
