@@ -21,8 +21,8 @@ TEST(Validation, PublishedRunsStayWithinTheReachedBounds) {
     const ValidationReport r = validate_cases(read_cases(read_json_file(kCalibration, "calibration"), "calibration"));
     const ValidationSummary& s = r.summary;
     EXPECT_GE(s.predicted, 320);
-    EXPECT_LE(s.median_abs_error, 0.045) << "median |error| of tokens/s per GPU";  // reached: 4.1 %
-    EXPECT_LE(s.p90_abs_error, 0.215) << "90th percentile |error|";  // reached: 20.7 % (target 20 %)
+    EXPECT_LE(s.median_abs_error, 0.055) << "median |error| of tokens/s per GPU";  // reached: 5.0 %
+    EXPECT_LE(s.p90_abs_error, 0.20) << "90th percentile |error|";  // reached: 19.3 % (the target)
     EXPECT_LE(double(s.false_oom) / double(s.cases), 0.02) << "runs predicted not to fit although they ran";
     EXPECT_LE(s.memory.median_abs_error, 0.30) << "memory model against measured peaks";
     // No source is left far behind: each source's median stays under 15 %.
