@@ -76,6 +76,7 @@ CaseResult predict_case(const Case& c) {
         r.mfu = p.throughput.mfu;
         r.memory_bytes = p.memory.total_bytes();
         r.fits = p.memory_fits;
+        r.planned = true;
     }
     r.measured_tokens_per_s_per_gpu = measured_throughput(c);
     r.measured_step_time_s = c.measured.step_time_s;
@@ -126,16 +127,18 @@ ValidationReport validate_cases(const CaseList& list) {
     std::map<std::string, Acc> src, gpu, kind;
     Acc all, mem;
     for (const CaseResult& r : rep.cases) {
+        if (r.planned) {  // every published run ran, whether or not its throughput was published
+            if (!r.fits) ++s.false_oom;
+            if (!r.fits_as_given) ++s.false_oom_as_given;
+            if (!r.resolved.empty()) ++s.resolved;
+            if (r.memory_error) {
+                mem.abs.push_back(std::fabs(*r.memory_error));
+                mem.sgn.push_back(*r.memory_error);
+            }
+        }
         if (!r.error.empty()) {
             ++s.unpredicted;
             continue;
-        }
-        if (!r.fits) ++s.false_oom;  // every published run ran
-        if (!r.fits_as_given) ++s.false_oom_as_given;
-        if (!r.resolved.empty()) ++s.resolved;
-        if (r.memory_error) {
-            mem.abs.push_back(std::fabs(*r.memory_error));
-            mem.sgn.push_back(*r.memory_error);
         }
         if (!r.throughput_error) continue;
         ++s.predicted;

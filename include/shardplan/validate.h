@@ -21,6 +21,7 @@ struct CaseResult {
     std::string id, source, gpu;
     bool moe = false;
     std::string error;  // non-empty: the case could not be predicted, and why
+    bool planned = false;  // the layout was planned (a run without a measured throughput still ran)
     // Predicted.
     double tokens_per_s_per_gpu = 0, step_time_s = 0, mfu = 0, memory_bytes = 0;
     bool fits = false;
@@ -43,7 +44,7 @@ struct ValidationSummary {
     int64_t cases = 0;
     int64_t predicted = 0;    // cases with a prediction and a measured throughput
     int64_t unpredicted = 0;  // cases with an error
-    int64_t false_oom = 0;    // predicted not to fit although the run ran
+    int64_t false_oom = 0;    // planned runs (measured throughput or not) predicted not to fit although they ran
     int64_t false_oom_as_given = 0;  // the same with every assumed field taken as written
     int64_t resolved = 0;     // cases whose assumed recomputation did not fit and was resolved
     double median_abs_error = 0, p90_abs_error = 0;
