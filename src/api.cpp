@@ -22,13 +22,7 @@ ApiResponse error_response(int status, const std::string& message) { return json
 
 json parse_body(const std::string& body) {
     if (body.find_first_not_of(" \t\r\n") == std::string::npos) throw ConfigError("body", "a JSON object, got an empty body");
-    try {
-        return json::parse(body);
-    } catch (const json::parse_error& e) {
-        throw ConfigError("body", "valid JSON, parse error at byte " + std::to_string(e.byte));
-    } catch (const json::out_of_range&) {  // 1e999: a number that overflows a double
-        throw ConfigError("body", "valid JSON with finite numbers, one overflows a double");
-    }
+    return parse_json_text(body, "body");
 }
 
 Case case_of(const json& j) {

@@ -124,12 +124,17 @@ json read_json_file(const std::string& file, const std::string& field) {
     const std::string text = ss.str();
     if (text.find_first_not_of(" \t\r\n") == std::string::npos)
         throw ConfigError(field, "JSON, \"" + file + "\" is empty");
+    return parse_json_text(text, field, "\"" + file + "\"");
+}
+
+json parse_json_text(const std::string& text, const std::string& field, const std::string& where) {
+    const std::string what = where.empty() ? "valid JSON" : "valid JSON in " + where;
     try {
         return json::parse(text);
     } catch (const json::parse_error& e) {
-        throw ConfigError(field, fmt::format("valid JSON in \"{}\", parse error at byte {}", file, e.byte));
+        throw ConfigError(field, fmt::format("{}, parse error at byte {}", what, e.byte));
     } catch (const json::out_of_range&) {  // 1e999: a number that overflows a double
-        throw ConfigError(field, fmt::format("valid JSON in \"{}\" with finite numbers, one overflows a double", file));
+        throw ConfigError(field, what + " with finite numbers, one overflows a double");
     }
 }
 

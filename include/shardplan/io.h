@@ -41,6 +41,9 @@ struct Case {
 
 /// Reads and parses a JSON file; `field` names it in errors ("--case: expected readable JSON ...").
 json read_json_file(const std::string& file, const std::string& field);
+/// Parses JSON text; a syntax error or a number that overflows a double is a ConfigError on `field`
+/// ("valid JSON[ in <where>], ..."). Shared by read_json_file and the HTTP request body.
+json parse_json_text(const std::string& text, const std::string& field, const std::string& where = "");
 
 /// A preset name, a model file path ("*.json", relative to `base_dir`), a Hugging Face config object,
 /// or an object in the case format's "model" shape. `path` prefixes error fields.
