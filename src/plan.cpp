@@ -77,12 +77,17 @@ double tokens_per_s_per_gpu_bound(const ModelSpec& m, const ClusterSpec& c, cons
     return static_cast<double>(global_batch(l)) * static_cast<double>(l.seq_len) / (step_lb * static_cast<double>(c.gpus));
 }
 
-Plan evaluate(const ModelSpec& m, const ClusterSpec& c, const Layout& l) {
+Plan evaluate_closed_form(const ModelSpec& m, const ClusterSpec& c, const Layout& l) {
     Plan plan;
     plan.model = m;
     plan.cluster = c;
     plan.layout = l;
     evaluate_into(m, c, l, plan);
+    return plan;
+}
+
+Plan evaluate(const ModelSpec& m, const ClusterSpec& c, const Layout& l) {
+    Plan plan = evaluate_closed_form(m, c, l);
     simulate_step(plan);
     return plan;
 }

@@ -306,8 +306,7 @@ std::optional<LayoutProblem> trace_refusal(const ModelSpec& m, const ClusterSpec
 }
 
 double closed_form_pipeline_s(const Plan& p) {
-    Plan closed;  // the same layout with the closed forms only (evaluate() would simulate it)
-    evaluate_into(p.model, p.cluster, p.layout, closed);
+    const Plan closed = evaluate_closed_form(p.model, p.cluster, p.layout);
     if (closed.rejection) return 0;
     double dp_exposed_s = 0;
     for (const CommTerm& c : closed.comm)

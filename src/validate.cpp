@@ -34,13 +34,7 @@ std::optional<double> measured_throughput(const Case& c) {
 
 Plan plan_case(const Case& c, std::string* resolved, bool simulate) {
     auto plan = [&](const Layout& l) {
-        Plan p;
-        p.model = c.model;
-        p.cluster = c.cluster;
-        p.layout = l;
-        evaluate_into(c.model, c.cluster, l, p);
-        if (simulate) simulate_step(p);
-        return p;
+        return simulate ? evaluate(c.model, c.cluster, l) : evaluate_closed_form(c.model, c.cluster, l);
     };
     Plan p = plan(c.layout);
     if (p.rejection || p.memory_fits || !c.is_assumed("layout.recompute")) return p;

@@ -174,10 +174,7 @@ TEST(Simulate, ThePlanTakesItsPipelineFromTheSimulation) {
 
     // Over the pass limit the plan keeps its closed forms, and says so.
     const Layout l = layout(8, 4, 4, 64, 4096);
-    Plan closed;
-    evaluate_into(model, c, l, closed);
-    closed.layout = l;
-    closed.cluster = c;
+    const Plan closed = evaluate_closed_form(model, c, l);
     Plan capped = closed;
     simulate_step(capped, 10);
     EXPECT_FALSE(capped.time.pipeline_simulated);

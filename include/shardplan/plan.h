@@ -90,11 +90,16 @@ struct Plan {
 /// One plan, its pipeline simulated (simulate_step) when pp > 1.
 Plan evaluate(const ModelSpec& m, const ClusterSpec& c, const Layout& l);
 
+/// The same plan with the closed-form pipeline only (docs/model.md §7): evaluate() without simulate_step.
+/// Its model, cluster and layout copies are set, so simulate_step() can still be applied to it.
+Plan evaluate_closed_form(const ModelSpec& m, const ClusterSpec& c, const Layout& l);
+
 /// Replace the closed-form pipeline of a fully evaluated plan by the simulated step (docs/model.md §7.1):
 /// the bubble, the PP sends' exposed time, each stage's in-flight activations and so the memory, step
 /// time and throughput. Plans with more than `max_passes` passes (micro-batches × pp × vpp) keep their
 /// closed forms (time.pipeline_simulated stays false); the search's inner loop never calls this.
-/// It reads p.layout and p.cluster, which must be the plan's own (evaluate_into leaves them as they were).
+/// It reads p.layout and p.cluster, which must be the plan's own: evaluate_closed_form() sets them,
+/// evaluate_into() leaves them as they were.
 void simulate_step(Plan& p, int64_t max_passes = 1'000'000);
 
 /// The per-layer work and memory of a layout (a dense, a MoE and the LM-head layer for one micro-batch). It depends
