@@ -49,7 +49,8 @@ Run setup_calibrate(CLI::App& cmd) {
     return [o]() {
         if (o->holdout_every < 0 || o->holdout_every == 1)
             throw ConfigError("--holdout-every", "0 (no hold-out) or an integer ≥ 2");
-        const CaseList list = read_cases(read_json_file(o->file, "RUNS"), "RUNS", std::filesystem::path(o->file).parent_path().string());
+        const FileAccess files{std::filesystem::path(o->file).parent_path().string()};
+        const CaseList list = read_cases(read_json_file(o->file, "RUNS"), "RUNS", &files);
         if (!list.unreadable.empty()) throw ConfigError("RUNS", "readable cases; " + list.unreadable.front().second);
         if (list.cases.empty()) throw ConfigError("RUNS", "at least one run");
         // Group runs: by generation, or all together (then they must share one GPU).

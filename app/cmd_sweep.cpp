@@ -74,6 +74,10 @@ Run setup_sweep(CLI::App& cmd) {
             if (swept) throw ConfigError(l.flag, fmt::format("a single value: {} is already swept (one at a time)", swept->flag));
             swept = &l;
             values = v;
+            // Each point is bounded as plan bounds the same setting: a sweep is no way around the limits.
+            const int64_t most = l.axis == SweepAxis::gpus ? 100'000'000 : 1'000'000'000;
+            for (int64_t x : v)
+                if (x < 1 || x > most) throw ConfigError(l.flag, fmt::format("values in [1, {}], got {}", most, x));
         }
         if (!swept) throw ConfigError("--gpus", "a list of at least two values in --gpus, --seq-len or --global-batch");
         const Case base = resolve_base(base_flags);

@@ -23,7 +23,8 @@ Run setup_validate(CLI::App& cmd) {
     cmd.add_flag("--cases", o->per_case, "List every case, not only the summary");
     return [o]() {
         const OutputFormat fmt = output_format(o->format, o->json);
-        CaseList list = read_cases(read_json_file(o->file, "FILE"), "FILE", std::filesystem::path(o->file).parent_path().string());
+        const FileAccess files{std::filesystem::path(o->file).parent_path().string()};
+        CaseList list = read_cases(read_json_file(o->file, "FILE"), "FILE", &files);
         if (!o->profile.empty()) {
             const ClusterSpec profile = cluster_from_arg(o->profile, "--cluster");
             for (Case& c : list.cases)

@@ -68,8 +68,8 @@ Case resolve_scenario(const ScenarioFlags& f) {
     Case c;
     const bool from_defaults = f.case_file.empty() && f.model.empty() && f.cluster.empty();
     if (!f.case_file.empty()) {
-        c = case_from_json(read_json_file(f.case_file, "--case"), "",
-                           std::filesystem::path(f.case_file).parent_path().string());
+        const FileAccess files{std::filesystem::path(f.case_file).parent_path().string()};
+        c = case_from_json(read_json_file(f.case_file, "--case"), "", &files);
     } else {
         const Scenario s = default_scenario();
         c.model = s.model;
@@ -101,8 +101,13 @@ Case resolve_scenario(const ScenarioFlags& f) {
     if (f.dp) {
         l.dp = *f.dp;
     } else if (f.tp || f.cp || f.pp || f.gpus || !f.cluster.empty() || l.tp * l.cp * l.pp * l.dp != c.cluster.gpus) {
+        // Each degree is checked where it came from (a flag or the case file) before they multiply.
+        struct Degree { const char* flag; const char* field; bool given; int64_t v; };
+        for (const Degree d : {Degree{"--tp", "layout.tp", f.tp.has_value(), l.tp}, {"--cp", "layout.cp", f.cp.has_value(), l.cp},
+                               {"--pp", "layout.pp", f.pp.has_value(), l.pp}})
+            if (d.v <= 0 || d.v > 100'000'000)
+                throw ConfigError(d.given ? d.flag : d.field, "an integer in [1, 100000000], got " + std::to_string(d.v));
         const int64_t inner = l.tp * l.cp * l.pp;
-        if (inner <= 0) throw ConfigError("--tp", "positive tp, cp and pp");
         if (c.cluster.gpus % inner != 0)
             throw ConfigError("--dp", "gpus (" + std::to_string(c.cluster.gpus) + ") divisible by tp·cp·pp (" +
                                           std::to_string(inner) + "), or --dp given explicitly");

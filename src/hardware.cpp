@@ -45,6 +45,25 @@ void validate_cluster(const ClusterSpec& c, const std::string& path) {
     positive(c.gpu.peak_16_flops, "bf16_tflops");
     positive(c.gpu.scale_up_Bps, "scale_up_gbps");
     positive(c.gpu.scale_out_Bps, "scale_out_gbps");
+    // Physical ranges, far outside any real part in both directions: a bandwidth of 1e-300 would print
+    // 300-digit step times, a latency of 1e30 s an infinite one.
+    auto within = [&](double v, const char* field, double lo, double hi, double unit) {
+        if (!(v >= lo * unit && v <= hi * unit))
+            throw ConfigError(path + ".gpu." + field, fmt::format("a number in [{}, {}], got {}", lo, hi, v / unit));
+    };
+    const GpuSpec& g = c.gpu;
+    within(g.hbm_bytes, "hbm_gb", 0, 1e5, 1e9);
+    within(g.hbm_usable_bytes, "hbm_usable_gb", 0.1, 1e5, 1e9);
+    within(g.hbm_Bps, "hbm_tbps", 0.01, 1e3, 1e12);
+    within(g.peak_16_flops, "bf16_tflops", 0.1, 1e6, 1e12);
+    within(g.peak_8_flops, "fp8_tflops", 0, 1e6, 1e12);
+    within(g.peak_4_flops, "fp4_tflops", 0, 1e6, 1e12);
+    within(g.scale_up_Bps, "scale_up_gbps", 0.01, 1e6, 1e9);
+    within(g.scale_out_Bps, "scale_out_gbps", 0.01, 1e6, 1e9);
+    within(g.scale_up_latency_s, "scale_up_latency_us", 0, 1e6, 1e-6);
+    within(g.scale_out_latency_s, "scale_out_latency_us", 0, 1e6, 1e-6);
+    if (!is_known_generation(g.generation))
+        throw ConfigError(path + ".gpu.generation", "one of " + known_generations() + ", got \"" + g.generation + "\"");
     if (c.gpu.hbm_bytes > 0 && c.gpu.hbm_usable_bytes > c.gpu.hbm_bytes)
         throw ConfigError(path + ".hbm_usable_gb", "at most hbm_gb (usable memory cannot exceed physical)");
     const Efficiency& e = c.gpu.eff;
@@ -80,6 +99,22 @@ void validate_cluster(const ClusterSpec& c, const std::string& path) {
 }  // namespace shardplan
 
 namespace shardplan {
+
+namespace {
+constexpr const char* kGenerations[] = {"volta", "ampere", "hopper", "blackwell", "cdna3", "cdna4", "tpu"};
+}  // namespace
+
+bool is_known_generation(const std::string& g) {
+    for (const char* k : kGenerations)
+        if (g == k) return true;
+    return false;
+}
+
+std::string known_generations() {
+    std::string s;
+    for (const char* k : kGenerations) s += (s.empty() ? "" : ", ") + std::string(k);
+    return s;
+}
 
 Efficiency default_efficiency(const std::string& generation) {
     // Generations without published runs in the calibration set borrow the nearest fitted one

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "shardplan/error.h"
+#include "shardplan/io.h"
 
 namespace shardplan {
 
@@ -46,7 +47,7 @@ public:
 private:
     int64_t value(const char* k) const {
         const auto& v = j_.at(k);
-        if (!v.is_number_integer()) throw ConfigError(field_ + "." + k, "an integer, got " + v.dump());
+        if (!v.is_number_integer()) throw ConfigError(field_ + "." + k, "an integer, got " + describe_json(v));
         return v.get<int64_t>();
     }
     const nlohmann::json& j_;

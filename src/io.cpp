@@ -112,31 +112,69 @@ private:
 }  // namespace
 
 json read_json_file(const std::string& file, const std::string& field) {
+    const std::string shown = fmt::format("\"{}\"", printable(file, 100));
+    // Refused before it is opened when it is not a regular file: opening a FIFO blocks, /dev/zero never
+    // ends, and a directory "opens" with a size of 2^63 - 1. stat() follows symbolic links.
+    std::error_code ec;
+    const auto st = std::filesystem::status(file, ec);
+    if (ec || !std::filesystem::exists(st)) throw ConfigError(field, "a readable file, cannot open " + shown);
+    if (!std::filesystem::is_regular_file(st))
+        throw ConfigError(field, "a regular JSON file, " + shown + " is " +
+                                     (std::filesystem::is_directory(st) ? "a directory" : "a device, FIFO or socket"));
     std::ifstream in(file, std::ios::binary);
-    if (!in) throw ConfigError(field, "a readable file, cannot open \"" + file + "\"");
-    in.seekg(0, std::ios::end);
-    const auto size = static_cast<long long>(in.tellg());
-    constexpr long long kMaxBytes = 64LL << 20;
-    if (size > kMaxBytes) throw ConfigError(field, fmt::format("a JSON file of at most 64 MiB, \"{}\" has {} bytes", file, size));
-    in.seekg(0);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    const std::string text = ss.str();
-    if (text.find_first_not_of(" \t\r\n") == std::string::npos)
-        throw ConfigError(field, "JSON, \"" + file + "\" is empty");
-    return parse_json_text(text, field, "\"" + file + "\"");
+    if (!in) throw ConfigError(field, "a readable file, cannot open " + shown);
+    // Read at most one byte past the limit: the size stat() gave can change before the read.
+    std::string text(static_cast<size_t>(kMaxJsonFileBytes) + 1, '\0');
+    in.read(text.data(), static_cast<std::streamsize>(text.size()));
+    text.resize(static_cast<size_t>(in.gcount()));
+    if (text.size() > static_cast<size_t>(kMaxJsonFileBytes))
+        throw ConfigError(field, "a JSON file of at most 64 MiB, " + shown + " is larger");
+    if (text.find_first_not_of(" \t\r\n") == std::string::npos) throw ConfigError(field, "JSON, " + shown + " is empty");
+    return parse_json_text(text, field, shown);
 }
 
 json parse_json_text(const std::string& text, const std::string& field, const std::string& where) {
     const std::string what = where.empty() ? "valid JSON" : "valid JSON in " + where;
+    // The callback sees every container open and close and every key: nesting is refused past
+    // kMaxJsonDepth (nothing after the parse recurses deeper), and a key repeated in one object is
+    // refused instead of silently keeping the last value.
+    std::vector<std::vector<std::string>> keys;  // the keys of each open object (arrays push an empty list)
+    std::string problem;
+    auto check = [&](int depth, json::parse_event_t event, json& parsed) {
+        using E = json::parse_event_t;
+        if (event == E::object_start || event == E::array_start) {
+            if (depth >= kMaxJsonDepth) {
+                problem = fmt::format("{} nested at most {} deep", what, kMaxJsonDepth);
+                throw std::length_error(problem);
+            }
+            keys.emplace_back();
+        } else if (event == E::object_end || event == E::array_end) {
+            if (!keys.empty()) keys.pop_back();
+        } else if (event == E::key && !keys.empty()) {
+            const std::string& k = parsed.get_ref<const std::string&>();
+            auto& seen = keys.back();
+            for (const std::string& s : seen)
+                if (s == k) {
+                    problem = what + " with each key once per object, \"" + printable(k, 40) + "\" is repeated";
+                    throw std::length_error(problem);
+                }
+            seen.push_back(k);
+        }
+        return true;
+    };
     try {
-        return json::parse(text);
+        return json::parse(text, check);
     } catch (const json::parse_error& e) {
         throw ConfigError(field, fmt::format("{}, parse error at byte {}", what, e.byte));
     } catch (const json::out_of_range&) {  // 1e999: a number that overflows a double
         throw ConfigError(field, what + " with finite numbers, one overflows a double");
+    } catch (const std::length_error&) {
+        if (problem.empty()) throw;
+        throw ConfigError(field, problem);
     }
 }
+
+std::string describe_json(const json& v) { return type_name(v); }
 
 ModelSpec model_from_file(const std::string& file, const std::string& field) {
     const json j = read_json_file(file, field);
@@ -152,14 +190,18 @@ ModelSpec model_from_file(const std::string& file, const std::string& field) {
     return m;
 }
 
-ModelSpec model_from_json(const json& j, const std::string& path, const std::string& base_dir) {
+ModelSpec model_from_json(const json& j, const std::string& path, const FileAccess* files) {
     if (j.is_string()) {
-        // A preset name, or the path of a model file (shardplan's format or a Hugging Face config.json),
-        // relative to the case file's folder.
+        // A preset name, or (where files may be read) the path of a model file (shardplan's format or a
+        // Hugging Face config.json), relative to the case file's folder.
         const std::string name = j.get<std::string>();
         if (has_model_preset(name) || !name.ends_with(".json")) return preset_model(name, path);
+        if (!files)
+            throw ConfigError(path, "a preset name or an inline model object (the server reads no files), got " +
+                                        type_name(j));
         const std::filesystem::path p(name);
-        const std::string file = p.is_absolute() || base_dir.empty() ? name : (std::filesystem::path(base_dir) / p).string();
+        const std::string file =
+            p.is_absolute() || files->base_dir.empty() ? name : (std::filesystem::path(files->base_dir) / p).string();
         return model_from_file(file, path);
     }
     if (looks_like_hf_config(j)) return model_from_hf_config(j, path);
@@ -345,7 +387,7 @@ Measured measured_from_json(const json& j, const std::string& path) {
     return m;
 }
 
-Case case_from_json(const json& j, const std::string& path, const std::string& base_dir) {
+Case case_from_json(const json& j, const std::string& path, const FileAccess* files) {
     Reader r(j, path);
     auto sub = [&](const char* key) { return path.empty() ? std::string(key) : path + "." + key; };
     Case c;
@@ -354,7 +396,7 @@ Case case_from_json(const json& j, const std::string& path, const std::string& b
     r.require("model");
     r.require("cluster");
     r.require("layout");
-    c.model = model_from_json(r.raw("model"), sub("model"), base_dir);
+    c.model = model_from_json(r.raw("model"), sub("model"), files);
     c.cluster = cluster_from_json(r.raw("cluster"), sub("cluster"));
     c.layout = layout_from_json(r.raw("layout"), sub("layout"));
     if (r.has("measured")) c.measured = measured_from_json(r.raw("measured"), sub("measured"));

@@ -85,7 +85,8 @@ std::optional<LayoutProblem> check_layout(const ModelSpec& m, const ClusterSpec&
     if (l.zero < 0 || l.zero > 3) return problem("zero_stage", "layout.zero", fmt::format("0, 1, 2 or 3, got {}", l.zero));
     // Degrees are bounded before they are multiplied, so the product below cannot overflow.
     for (Degree d : {Degree{"layout.tp", l.tp}, {"layout.cp", l.cp}, {"layout.pp", l.pp}, {"layout.dp", l.dp},
-                     {"layout.ep", l.ep}, {"layout.vpp", l.vpp}, {"layout.micro_batch", l.micro_batch}})
+                     {"layout.ep", l.ep}, {"layout.etp", l.etp}, {"layout.vpp", l.vpp},
+                     {"layout.micro_batch", l.micro_batch}})
         if (d.v > 100'000'000) return problem("too_large", d.field, fmt::format("at most 10^8, got {}", d.v));
     if (l.seq_len > 1'000'000'000)
         return problem("too_large", "layout.seq_len", fmt::format("at most 10^9 tokens, got {}", l.seq_len));

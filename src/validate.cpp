@@ -11,12 +11,12 @@
 
 namespace shardplan {
 
-CaseList read_cases(const json& array, const std::string& field, const std::string& base_dir) {
+CaseList read_cases(const json& array, const std::string& field, const FileAccess* files) {
     if (!array.is_array()) throw ConfigError(field, "a JSON array of cases");
     CaseList out;
     for (size_t i = 0; i < array.size(); ++i) {
         try {
-            out.cases.push_back(case_from_json(array[i], fmt::format("[{}]", i), base_dir));
+            out.cases.push_back(case_from_json(array[i], fmt::format("[{}]", i), files));
         } catch (const ConfigError& e) {
             out.unreadable.emplace_back(array[i], e.what());
         }

@@ -46,6 +46,31 @@ expect 2 "--bogus" plan --bogus
 expect 2 "layout.vpp: expected at least 2 for the interleaved schedule" plan --schedule interleaved --vpp 1
 expect 2 "layout.global_batch: expected at least 16 micro-batches" plan --global-batch 1024
 
+# Special files are refused before anything is read from them (issue 19): no 6 GB from /dev/zero, no
+# hang on a FIFO, no 2^63-byte directory.
+expect 2 '--case: expected a regular JSON file, "/dev/zero" is a device, FIFO or socket' plan --case /dev/zero
+ln -s /dev/zero "$tmp/zero.json"
+expect 2 'is a device, FIFO or socket' plan --case "$tmp/zero.json"
+expect 2 'is a device, FIFO or socket' calibrate /dev/zero
+expect 2 'is a device, FIFO or socket' plan --model "$tmp/zero.json"
+mkfifo "$tmp/fifo.json"
+expect 2 'is a device, FIFO or socket' plan --case "$tmp/fifo.json"
+mkdir "$tmp/dir.json"
+expect 2 'is a directory' plan --case "$tmp/dir.json"
+expect 2 '--tp: expected an integer in [1, 100000000], got 4294967296' plan --tp 4294967296 --cp 4294967296
+printf '{"model": "llama3-8b", "cluster": {"gpu": "h100-sxm", "gpus": 8}, "layout": {"pp": 0}}' >"$tmp/pp0.json"
+expect 2 'layout.pp: expected an integer in [1, 100000000], got 0' plan --case "$tmp/pp0.json" --gpus 8
+expect 2 'layout.etp: expected at most 10^8' plan --model mixtral-8x7b --cluster dgx-h100 --gpus 64 --tp 8 --ep 4 --etp 4611686018427387904 --global-batch 64
+
+expect 2 '--gpus: expected values in [1, 100000000], got 100000000000' sweep --model llama3-8b --cluster dgx-h100 --gpus 100000000000,8 --global-batch 64
+gpu='"hbm_gb":80,"hbm_tbps":3,"bf16_tflops":900,"scale_out_gbps":50'
+printf '{"model":"llama3-8b","cluster":{"gpu":{"generation":"hopper",%s,"scale_up_gbps":1e-300},"gpus":8},"layout":{"tp":8}}' "$gpu" >"$tmp/slow.json"
+expect 2 'cluster.gpu.scale_up_gbps: expected a number in [0.01, 1000000], got 1e-300' plan --case "$tmp/slow.json"
+printf '{"model":"llama3-8b","cluster":{"gpu":{"generation":"quantum",%s,"scale_up_gbps":450},"gpus":8},"layout":{"tp":8}}' "$gpu" >"$tmp/q.json"
+expect 2 'cluster.gpu.generation: expected one of volta, ampere, hopper' plan --case "$tmp/q.json"
+printf '{"model":"llama3-8b","cluster":"dgx-h100","layout":{"tp":8,"tp":2}}' >"$tmp/dup.json"
+expect 2 'with each key once per object, "tp" is repeated' plan --case "$tmp/dup.json"
+
 printf '{"model": "llama3-8b", "cluster": {"gpu": "h100-sxm", "gpus": 8}, "layout": {"tp": "8"}}' >"$tmp/bad.json"
 expect 2 'layout.tp: expected an integer, got "8"' plan --case "$tmp/bad.json"
 printf '{"model": "llama3-8b", "cluster": {"gpu": "h100-sxm", "gpus": 8}, "layout": {"tp": 8, "seq_len": 4096}}' >"$tmp/ok.json"

@@ -77,5 +77,8 @@ void validate_cluster(const ClusterSpec& c, const std::string& path = "cluster")
 
 /// The fitted defaults of a GPU generation ("ampere", "hopper", "blackwell", "cdna3", ...).
 Efficiency default_efficiency(const std::string& generation);
+/// The generations default_efficiency knows ("volta", "ampere", "hopper", ...); a GPU of any other is refused.
+bool is_known_generation(const std::string& generation);
+std::string known_generations();
 
 }  // namespace shardplan

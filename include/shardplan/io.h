@@ -40,14 +40,31 @@ struct Case {
 };
 
 /// Reads and parses a JSON file; `field` names it in errors ("--case: expected readable JSON ...").
+/// Only a regular file of at most kMaxJsonFileBytes is read: a device (/dev/zero), a FIFO, a socket or a
+/// directory is refused before anything is read from it, and so is a symbolic link to one.
 json read_json_file(const std::string& file, const std::string& field);
-/// Parses JSON text; a syntax error or a number that overflows a double is a ConfigError on `field`
-/// ("valid JSON[ in <where>], ..."). Shared by read_json_file and the HTTP request body.
+inline constexpr long long kMaxJsonFileBytes = 64LL << 20;
+/// Arrays and objects nest at most this deep in any JSON shardplan reads (a case needs 4): deeper
+/// input is refused before it is parsed, so no reader, copy or message recurses without bound.
+inline constexpr int kMaxJsonDepth = 64;
+/// Parses JSON text; a syntax error, nesting deeper than kMaxJsonDepth, a duplicate key in an object or
+/// a number that overflows a double is a ConfigError on `field` ("valid JSON[ in <where>], ..."). Shared
+/// by read_json_file and the HTTP request body.
 json parse_json_text(const std::string& text, const std::string& field, const std::string& where = "");
+/// A JSON value as an error message shows it: numbers and short strings as written, longer strings cut,
+/// arrays and objects by kind ("an array"). Never longer than about 50 bytes.
+std::string describe_json(const json& v);
 
-/// A preset name, a model file path ("*.json", relative to `base_dir`), a Hugging Face config object,
-/// or an object in the case format's "model" shape. `path` prefixes error fields.
-ModelSpec model_from_json(const json& j, const std::string& path = "model", const std::string& base_dir = "");
+/// Where a case may read the model files it names. The CLI passes one (paths relative to `base_dir`,
+/// the case file's folder); the HTTP API passes none, so a request's model is a preset name or an
+/// inline object and the server never opens a file a request names.
+struct FileAccess {
+    std::string base_dir;
+};
+
+/// A preset name, a model file path ("*.json", only with `files`), a Hugging Face config object, or an
+/// object in the case format's "model" shape. `path` prefixes error fields.
+ModelSpec model_from_json(const json& j, const std::string& path = "model", const FileAccess* files = nullptr);
 /// A JSON file holding a shardplan model object or a Hugging Face config.json.
 ModelSpec model_from_file(const std::string& file, const std::string& field);
 /// A preset name, or {"gpu": id | {...}, "gpus", "gpus_per_node", "scale_up_domain", "efficiency": {...}}.
@@ -55,8 +72,9 @@ ClusterSpec cluster_from_json(const json& j, const std::string& path = "cluster"
 Layout layout_from_json(const json& j, const std::string& path = "layout");
 Efficiency efficiency_from_json(const json& j, Efficiency base, const std::string& path);
 Measured measured_from_json(const json& j, const std::string& path = "measured");
-/// `base_dir` resolves a model given as a relative file path (the case file's folder).
-Case case_from_json(const json& j, const std::string& path = "", const std::string& base_dir = "");
+/// With `files`, a model may be given as a file path (relative to files->base_dir); without, only as a
+/// preset name or an object.
+Case case_from_json(const json& j, const std::string& path = "", const FileAccess* files = nullptr);
 
 json to_json(const ModelSpec& m);
 json to_json(const ClusterSpec& c);

@@ -63,7 +63,8 @@ struct CaseList {
     std::vector<Case> cases;
     std::vector<std::pair<json, std::string>> unreadable;  // the raw case and why it could not be read
 };
-CaseList read_cases(const json& array, const std::string& field, const std::string& base_dir = "");
+/// `files` as for case_from_json: the CLI lets a case name a model file beside the case file.
+CaseList read_cases(const json& array, const std::string& field, const FileAccess* files = nullptr);
 
 /// Plans a case as its run must have been configured: as written, except that an assumed
 /// recomputation that cannot fit is raised to the least that fits (a published run ran).
