@@ -21,11 +21,15 @@ Run setup_serve(CLI::App& cmd) {
     auto max_body = std::make_shared<int64_t>(1 << 20);
     cmd.add_option("--host", o->host, "Address to listen on (default 127.0.0.1: this machine only)");
     cmd.add_option("--port", o->port, "Port (default 8080; 0 picks a free one)");
-    cmd.add_option("--threads", o->threads, "Worker threads, the most connections served at once (default 64)");
+    cmd.add_option("--threads", o->threads, "Worker threads for plans (default: two per core, at least 4)");
+    cmd.add_option("--heavy-threads", o->heavy_threads, "Worker threads for searches and traces (default 2)");
+    cmd.add_option("--allow-host", o->allowed_hosts,
+                   "A Host name to answer to besides loopback names (repeatable; e.g. the name a proxy forwards)");
     cmd.add_option("--max-body", *max_body, "Largest request body in bytes (default 1 MiB; larger get 413)");
     return [o, max_body]() {
         if (o->port < 0 || o->port > 65535) throw ConfigError("--port", "an integer in [0, 65535]");
-        if (o->threads < 1 || o->threads > 256) throw ConfigError("--threads", "an integer in [1, 256]");
+        if (o->threads < 0 || o->threads > 256) throw ConfigError("--threads", "an integer in [1, 256]");
+        if (o->heavy_threads < 1 || o->heavy_threads > 64) throw ConfigError("--heavy-threads", "an integer in [1, 64]");
         if (*max_body < 1024 || *max_body > (int64_t(1) << 30)) throw ConfigError("--max-body", "bytes in [1024, 2^30]");
         o->limits.max_body_bytes = static_cast<size_t>(*max_body);
         if (!is_loopback(o->host))

@@ -12,6 +12,7 @@
 #include "shardplan/plan.h"
 #include "shardplan/report.h"
 #include "shardplan/simulate.h"
+#include "shardplan/trace.h"
 
 namespace shardplan::app {
 
@@ -34,7 +35,9 @@ Run setup_trace(CLI::App& cmd) {
         if (!r.error.empty()) throw std::runtime_error("internal error: " + r.error);
         std::ofstream f(o->out);
         if (!f) throw ConfigError("--output", "a writable file path, cannot write \"" + o->out + "\"");
-        f << trace_json(p, r, spec).dump() << "\n";
+        write_trace(f, p, r, spec);
+        f.flush();
+        if (!f) throw ConfigError("--output", "a file path with room for the trace, writing \"" + o->out + "\" failed");
         const double closed = closed_form_pipeline_s(p);
         double busy = 0;
         for (double b : r.busy_s) busy = std::max(busy, b);

@@ -12,6 +12,7 @@
 #include "shardplan/report.h"
 #include "shardplan/search.h"
 #include "shardplan/simulate.h"
+#include "shardplan/trace.h"
 
 namespace shardplan {
 
@@ -55,7 +56,7 @@ std::optional<T> pin(const json& pins, const char* key) {
     }
 }
 
-ApiResponse do_search(const json& j, const ApiLimits& limits) {
+ApiResponse do_search(const json& j, const ApiLimits& limits, const std::atomic<bool>* cancel) {
     const Case c = case_of(j);
     SearchOptions opt;
     opt.top = 5;
@@ -104,7 +105,13 @@ ApiResponse do_search(const json& j, const ApiLimits& limits) {
     if (size > limits.max_search_layouts)
         throw ConfigError("pins", "a search of at most " + std::to_string(limits.max_search_layouts) + " layouts; this one has " +
                                       std::to_string(size) + " (pin tp, pp or the schedule to narrow it)");
+    opt.cancel = cancel;
+    opt.time_budget_s = limits.max_search_s;
     const SearchResult r = search(c.model, c.cluster, c.layout, sp, opt);
+    if (r.stopped == "cancelled") return error_response(503, "request: expected the client to wait for the answer");
+    if (!r.stopped.empty())
+        return error_response(503, "pins: expected a search that finishes within its " + r.stopped +
+                                       " (pin tp, pp or the schedule to narrow it)");
     json out = {{"evaluated", r.evaluated}, {"feasible", r.feasible}, {"elapsed_s", r.elapsed_s},
                 {"rejected", r.rejected}, {"shortest_miss_bytes", r.shortest_miss_bytes}, {"best", json::array()}};
     for (const Plan& p : r.best) out["best"].push_back(plan_to_json(p));
@@ -117,8 +124,10 @@ ApiResponse do_search(const json& j, const ApiLimits& limits) {
 
 }  // namespace
 
+bool api_is_heavy(const std::string& path) { return path == "/api/search" || path == "/api/trace"; }
+
 ApiResponse handle_api(const std::string& method, const std::string& path, const std::string& body,
-                       const ApiLimits& limits) {
+                       const ApiLimits& limits, const std::atomic<bool>* cancel) {
     if (body.size() > limits.max_body_bytes)
         return error_response(413, "body: expected at most " + std::to_string(limits.max_body_bytes) + " bytes");
     try {
@@ -130,7 +139,7 @@ ApiResponse handle_api(const std::string& method, const std::string& path, const
         if (path == "/api/plan" || path == "/api/search" || path == "/api/trace") {
             if (method != "POST") return error_response(405, "method: expected POST for " + path);
             const json j = parse_body(body);
-            if (path == "/api/search") return do_search(j, limits);
+            if (path == "/api/search") return do_search(j, limits, cancel);
             const Case c = case_of(j);
             if (path == "/api/trace")  // refused before planning (and simulating) a timeline too large to draw
                 if (const auto no = trace_refusal(c.model, c.cluster, c.layout, limits.max_trace_passes))
@@ -142,7 +151,7 @@ ApiResponse handle_api(const std::string& method, const std::string& path, const
             const PipelineSpec spec = pipeline_spec(p);
             const SimResult r = simulate_pipeline(spec);
             if (!r.error.empty()) return error_response(500, "internal error: " + r.error);
-            return json_response(200, trace_json(p, r, spec));
+            return {200, "application/json", trace_text(p, r, spec)};
         }
         if (method == "GET" || method == "HEAD") {
             if (const Asset* a = find_asset(path)) {

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <thread>
 
+#include <fmt/format.h>
+
 namespace shardplan {
 
 std::vector<int64_t> divisors(int64_t n) {
@@ -244,8 +246,17 @@ SearchResult search(const ModelSpec& m, const ClusterSpec& c, const Layout& base
     std::vector<Partial> parts(static_cast<size_t>(threads));
     std::atomic<size_t> next{0};
     std::atomic<int64_t> done{0};
+    std::atomic<int> stop_reason{0};  // 0 running, 1 cancelled, 2 out of time
+    auto should_stop = [&] {
+        if (stop_reason.load(std::memory_order_relaxed)) return true;
+        if (opt.cancel && opt.cancel->load(std::memory_order_relaxed)) stop_reason = 1;
+        else if (opt.time_budget_s > 0 &&
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > opt.time_budget_s)
+            stop_reason = 2;
+        return stop_reason.load() != 0;
+    };
     auto worker = [&](Partial& part) {
-        for (size_t i; (i = next.fetch_add(1)) < all.size();) {
+        for (size_t i; !should_stop() && (i = next.fetch_add(1)) < all.size();) {
             run_shape(m, c, base, space, all[i], top, opt.pareto, part);
             done.fetch_add(1);
         }
@@ -255,7 +266,7 @@ SearchResult search(const ModelSpec& m, const ClusterSpec& c, const Layout& base
     if (opt.progress) {
         // The calling thread only reports progress; the first share of the work goes to the pool too.
         pool.emplace_back(worker, std::ref(parts[0]));
-        while (done.load() < static_cast<int64_t>(all.size())) {
+        while (done.load() < static_cast<int64_t>(all.size()) && !stop_reason.load()) {
             std::this_thread::sleep_for(std::chrono::milliseconds(100));
             opt.progress(done.load(), static_cast<int64_t>(all.size()),
                          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
@@ -266,6 +277,12 @@ SearchResult search(const ModelSpec& m, const ClusterSpec& c, const Layout& base
     for (std::thread& t : pool) t.join();
 
     SearchResult r;
+    if (stop_reason.load() == 1) r.stopped = "cancelled";
+    if (stop_reason.load() == 2) r.stopped = fmt::format("time budget of {:g} s", opt.time_budget_s);
+    if (!r.stopped.empty()) {  // nothing is re-timed for a result nobody will use
+        r.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        return r;
+    }
     std::vector<Scored> top_all, front;
     double miss = -1;
     for (Partial& p : parts) {

@@ -6,6 +6,9 @@
 
 #include "shardplan/presets.h"
 #include "shardplan/simulate.h"
+#include "shardplan/trace.h"
+
+#include <nlohmann/json.hpp>
 #include "shardplan/plan.h"
 
 using namespace shardplan;
@@ -105,7 +108,7 @@ TEST(Simulate, APlanBecomesATimelineAndAValidTrace) {
     const double closed = closed_form_pipeline_s(p);
     EXPECT_NEAR(r.makespan_s, closed, 0.02 * closed);
 
-    const nlohmann::json t = trace_json(p, r, s);
+    const nlohmann::json t = nlohmann::json::parse(trace_text(p, r, s));
     ASSERT_TRUE(t.contains("traceEvents"));
     std::map<std::pair<int64_t, int64_t>, std::vector<std::pair<double, double>>> threads;
     int complete = 0;
@@ -201,7 +204,7 @@ TEST(Simulate, TheTraceDrawsRecomputationAndOverlappedCollectives) {
     ASSERT_FALSE(p.rejection);
     ASSERT_GT(p.stages[0].times.recompute_s, 0);
     const PipelineSpec s = pipeline_spec(p);
-    const nlohmann::json t = trace_json(p, simulate_pipeline(s), s);
+    const nlohmann::json t = nlohmann::json::parse(trace_text(p, simulate_pipeline(s), s));
     std::map<std::string, std::pair<double, double>> spans;  // "pid/name" → (ts, ts + dur) on the compute thread
     int hidden = 0;
     for (const auto& e : t["traceEvents"]) {

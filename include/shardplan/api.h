@@ -12,6 +12,7 @@
 ///
 ///   ApiResponse r = handle_api("POST", "/api/plan", R"({"model": "llama3-8b", ...})");
 #pragma once
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -28,11 +29,18 @@ struct ApiLimits {
     size_t max_body_bytes = 1 << 20;  // 1 MiB: a case is a few kB
     int max_top = 50;
     int64_t max_search_layouts = 20'000'000;  // a bigger search is refused (400) instead of tying up a worker
-    int64_t max_trace_passes = 100'000;       // micro-batches × virtual stages of a /api/trace timeline
+    int64_t max_trace_passes = 40'000;  // micro-batches × virtual stages of a /api/trace timeline (≤ 80 MB)
+    double max_search_s = 10;                 // a search still running then is stopped: 503
 };
 
+/// `cancel`, when given, is watched by long work (the search): the server sets it when the client has
+/// gone, and the answer (503, nobody reads it) comes back early.
 ApiResponse handle_api(const std::string& method, const std::string& path, const std::string& body,
-                       const ApiLimits& limits = {});
+                       const ApiLimits& limits = {}, const std::atomic<bool>* cancel = nullptr);
+
+/// Requests that may take seconds or hundreds of MB (search, trace): the server runs them on a small pool
+/// of their own, so they never hold up a plan.
+bool api_is_heavy(const std::string& path);
 
 /// An embedded page asset by path ("/" is "/index.html"); nullptr if there is none.
 struct Asset {

@@ -10,6 +10,7 @@
 ///   SearchResult r = search(model, cluster, base, space, {.top = 5});
 ///   r.best[0].throughput.tokens_per_s_per_gpu;
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -40,6 +41,11 @@ struct SearchOptions {
     int threads = 0;  // 0 = all hardware threads
     /// Called from the calling thread about every 100 ms while workers run: (done, total, elapsed_s).
     std::function<void(int64_t, int64_t, double)> progress;
+    /// Stops the search early (checked between layout shapes): when *cancel turns true (the HTTP
+    /// server sets it when the client leaves), or once time_budget_s (> 0) has passed. The result then
+    /// says so in `stopped` and holds no layouts (a partial ranking would mislead).
+    const std::atomic<bool>* cancel = nullptr;
+    double time_budget_s = 0;
 };
 
 struct SearchResult {
@@ -48,6 +54,7 @@ struct SearchResult {
     double elapsed_s = 0;
     std::map<std::string, int64_t> rejected;  // reason → count; sums to evaluated − feasible
     double shortest_miss_bytes = 0;           // among layouts that do not fit: the smallest shortfall
+    std::string stopped;                      // empty, or why the search ended early ("cancelled", "time budget")
     std::vector<Plan> best;                   // fastest first
     std::vector<Plan> pareto;                 // memory ascending, throughput ascending (only when asked)
 };

@@ -14,8 +14,6 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "shardplan/enums.h"
 #include "shardplan/layout.h"
 
@@ -71,9 +69,5 @@ double closed_form_pipeline_s(const Plan& p);
 std::optional<LayoutProblem> trace_refusal(const ModelSpec& m, const ClusterSpec& c, const Layout& l,
                                            int64_t max_passes);
 
-/// Chrome Trace Event Format (opens in Perfetto and chrome://tracing): one process per pipeline rank,
-/// threads for compute, point-to-point sends, per-layer collectives and the DP reduction; events
-/// "F3", "B3", "W3", "send", "tp reduce-scatter + all-gather", ... with sizes in args.
-nlohmann::json trace_json(const Plan& p, const SimResult& r, const PipelineSpec& s);
 
 }  // namespace shardplan
