@@ -31,17 +31,18 @@ sanitize: deps
 	cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ctest --output-on-failure -j $(JOBS)
 
-# libFuzzer on the JSON readers, the Hugging Face import and the HTTP handler, FUZZ_SECONDS each
-# (CI: 60). New inputs go to build-fuzz/corpus-*; a crash leaves build-fuzz/crash-* and fails.
+# libFuzzer on the JSON readers, the Hugging Face import, the API handler at its production limits, the
+# HTTP server over a socket and the command line, FUZZ_SECONDS each (CI: 60). New inputs go to
+# build-fuzz/corpus-*; a crash leaves build-fuzz/crash-* and fails.
 FUZZ_SECONDS ?= 60
 fuzz: deps
 	cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
 	  -DSHARDPLAN_FUZZ=ON
-	cmake --build build-fuzz -j $(JOBS) --target fuzz_case fuzz_hf fuzz_api
-	@for t in case hf api; do \
+	cmake --build build-fuzz -j $(JOBS) --target fuzz_case fuzz_hf fuzz_api fuzz_http fuzz_cli
+	@for t in case hf api http cli; do \
 	  mkdir -p build-fuzz/corpus-$$t; \
 	  echo "fuzz_$$t: $(FUZZ_SECONDS) s"; \
-	  build-fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+	  build-fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=30 -rss_limit_mb=2048 -max_len=1048576 \
 	    -print_final_stats=1 -artifact_prefix=build-fuzz/crash-$$t- build-fuzz/corpus-$$t fuzz/corpus/$$t \
 	    2>build-fuzz/fuzz-$$t.log || { tail -40 build-fuzz/fuzz-$$t.log; exit 1; }; \
 	  grep -E "stat::number_of_executed_units|Done" build-fuzz/fuzz-$$t.log | tail -2; \

@@ -25,7 +25,9 @@ const shardplan::app::Command kCommands[] = {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+namespace shardplan::app {
+
+int run_cli(int argc, const char* const* argv, std::FILE* err) {
     CLI::App app{"shardplan: plan LLM training layouts across GPUs (TP, CP, PP, DP, EP)", "shardplan"};
     app.require_subcommand(1);
     app.set_version_flag("--version", "shardplan 0.1.0");
@@ -38,24 +40,31 @@ int main(int argc, char** argv) {
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
-        return app.exit(e);
+        return app.exit(e, std::cout, std::cerr);
     } catch (const CLI::CallForAllHelp& e) {
-        return app.exit(e);
+        return app.exit(e, std::cout, std::cerr);
     } catch (const CLI::CallForVersion& e) {
-        return app.exit(e);
+        return app.exit(e, std::cout, std::cerr);
     } catch (const CLI::ParseError& e) {
-        std::fprintf(stderr, "shardplan: %s\n", e.what());
+        // CLI11 quotes what it was given: one short printable line, whatever that was.
+        std::fprintf(err, "shardplan: %s\n", shardplan::printable(e.what(), 400).c_str());
         return 2;
     }
     try {
         for (size_t i = 0; i < std::size(kCommands); ++i)
             if (subs[i]->parsed()) return runs[i]();
     } catch (const shardplan::ConfigError& e) {
-        std::fprintf(stderr, "shardplan: %s\n", e.what());
+        std::fprintf(err, "shardplan: %s\n", e.what());
         return 2;
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "shardplan: internal error: %s\n", e.what());
+        std::fprintf(err, "shardplan: internal error: %s\n", shardplan::printable(e.what(), 400).c_str());
         return 1;
     }
     return 0;
 }
+
+}  // namespace shardplan::app
+
+#ifndef SHARDPLAN_NO_MAIN
+int main(int argc, char** argv) { return shardplan::app::run_cli(argc, argv, stderr); }
+#endif

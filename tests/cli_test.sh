@@ -62,6 +62,10 @@ printf '{"model": "llama3-8b", "cluster": {"gpu": "h100-sxm", "gpus": 8}, "layou
 expect 2 'layout.pp: expected an integer in [1, 100000000], got 0' plan --case "$tmp/pp0.json" --gpus 8
 expect 2 'layout.etp: expected at most 10^8' plan --model mixtral-8x7b --cluster dgx-h100 --gpus 64 --tp 8 --ep 4 --etp 4611686018427387904 --global-batch 64
 
+# A 100 kB argument (the kernel's limit for one is 128 kB) still makes one short line.
+"$bin" plan "$(head -c 100000 /dev/zero | tr '\0' k)" >/dev/null 2>"$tmp/err"
+if [ $? -eq 2 ] && [ "$(wc -c <"$tmp/err")" -lt 600 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ]; then pass=$((pass + 1))
+else echo "FAIL: a 100 kB argument made a $(wc -c <"$tmp/err")-byte message"; fail=$((fail + 1)); fi
 expect 2 '--gpus: expected values in [1, 100000000], got 100000000000' sweep --model llama3-8b --cluster dgx-h100 --gpus 100000000000,8 --global-batch 64
 gpu='"hbm_gb":80,"hbm_tbps":3,"bf16_tflops":900,"scale_out_gbps":50'
 printf '{"model":"llama3-8b","cluster":{"gpu":{"generation":"hopper",%s,"scale_up_gbps":1e-300},"gpus":8},"layout":{"tp":8}}' "$gpu" >"$tmp/slow.json"

@@ -8,6 +8,7 @@
 #include "shardplan/api.h"
 #include "shardplan/error.h"
 #include "shardplan/io.h"
+#include "shardplan/trace.h"
 
 using namespace shardplan;
 
@@ -107,4 +108,21 @@ TEST(Hardening, DuplicateKeysAreRefused) {
                                       R"({"model":"llama3-8b","cluster":{"preset":"dgx-h100","gpus":8},)"
                                       R"("layout":{"tp":8,"global_batch":8}})");
     EXPECT_EQ(ok.status, 200) << ok.body;
+}
+
+// Break 5: the largest timeline the API allows is written as text, within its size bound.
+TEST(Hardening, TheLargestTraceStaysWithinItsBound) {
+    // 40,000 passes: Llama 3 70B, PP4 · VPP5, 2,000 micro-batches of one sequence.
+    const std::string body = R"({"model":"llama3-70b","cluster":{"preset":"dgx-h100","gpus":512},)"
+                             R"("layout":{"tp":8,"pp":4,"vpp":5,"global_batch":32000,"seq_len":4096,"recompute":"full"}})";
+    const ApiResponse r = handle_api("POST", "/api/trace", body);
+    ASSERT_EQ(r.status, 200) << r.body.substr(0, 300);
+    EXPECT_LE(static_cast<int64_t>(r.body.size()), ApiLimits{}.max_trace_passes * kTraceBytesPerPass);
+    EXPECT_GT(r.body.size(), 10'000'000u);  // it is the large one
+    // One more micro-batch is refused before anything is simulated.
+    std::string over = body;
+    over.replace(over.find("32000"), 5, "32016");
+    const ApiResponse no = handle_api("POST", "/api/trace", over);
+    EXPECT_EQ(no.status, 400);
+    EXPECT_NE(no.body.find("a timeline of at most 40000 passes"), std::string::npos) << no.body;
 }
