@@ -8,6 +8,8 @@
 #include "shardplan/compute.h"
 #include "shardplan/simulate.h"
 
+#include <fmt/format.h>
+
 namespace shardplan {
 
 namespace {
@@ -221,7 +223,7 @@ void evaluate_into(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Pl
         for (size_t i = 0; i < stages.size(); ++i) {
             const StageClass& k = classes[class_of[i]];
             const double in_flight = in_flight_micro_batches(l, stages[i].index, mb);
-            StageReport r{stages[i], k.at0, in_flight, k.times};
+            StageReport r{stages[i], k.at0, in_flight, k.times, k.act_per_mb};
             r.memory.activations_bytes += in_flight * k.act_per_mb;
             plan.stages.push_back(r);
         }
@@ -335,13 +337,19 @@ void simulate_step(Plan& p, int64_t max_passes) {
     const Layout& l = p.layout;
     if (p.rejection || l.pp <= 1 || p.stages.size() != static_cast<size_t>(l.pp)) return;
     // Too long to simulate: keep the closed forms. In double: m can be near 2^63 (a global batch that large).
-    if (double(p.micro_batches) * double(l.pp) * double(l.vpp) > double(max_passes)) return;
+    if (double(p.micro_batches) * double(l.pp) * double(l.vpp) > double(max_passes)) {
+        p.time.pipeline_note = fmt::format("more than {} passes to simulate", max_passes);
+        return;
+    }
     PipelineSpec spec = pipeline_spec(p);
     spec.record_ops = false;
     PipelineSpec no_sends = spec;
     no_sends.p2p_s = 0;
     const SimResult with = simulate_pipeline(spec), without = simulate_pipeline(no_sends);
-    if (!with.error.empty() || !without.error.empty()) return;
+    if (!with.error.empty() || !without.error.empty()) {
+        p.time.pipeline_note = !with.error.empty() ? with.error : without.error;
+        return;
+    }
 
     // Time: the critical rank's passes (compute, recompute and the per-layer collectives left exposed)
     // are what the closed forms charge as well; the rest of the span without sends is the bubble, and
@@ -367,7 +375,8 @@ void simulate_step(Plan& p, int64_t max_passes) {
     double worst = -1;
     for (StageReport& s : p.stages) {
         const double in_flight = static_cast<double>(with.peak_in_flight[static_cast<size_t>(s.stage.index)]) / chunks;
-        if (s.in_flight > 0) s.memory.activations_bytes *= in_flight / s.in_flight;
+        // The stage model at the simulated count: what it holds with none in flight, plus each one.
+        s.memory.activations_bytes += (in_flight - s.in_flight) * s.activation_bytes_per_micro_batch;
         s.in_flight = in_flight;
         if (s.memory.total_bytes() > worst) {
             worst = s.memory.total_bytes();

@@ -100,10 +100,14 @@ std::vector<std::string> plan_findings(const Plan& p) {
         return out;
     }
     const double gb = 1e9;
-    if (!p.memory_fits)
-        out.push_back(fmt::format("Does not fit: stage {} needs {:.1f} GB of {:.1f} GB usable, short by {:.1f} GB.",
-                                  p.worst_memory_stage, p.memory.total_bytes() / gb, p.capacity_bytes / gb,
-                                  (p.memory.total_bytes() - p.capacity_bytes) / gb));
+    if (!p.memory_fits) {
+        // Enough digits that a shortfall is never printed as 0.0: MB below 0.1 GB.
+        const double short_bytes = p.memory.total_bytes() - p.capacity_bytes;
+        const std::string by = short_bytes < 0.1 * gb ? fmt::format("{:.1f} MB", short_bytes / 1e6)
+                                                       : fmt::format("{:.1f} GB", short_bytes / gb);
+        out.push_back(fmt::format("Does not fit: stage {} needs {:.1f} GB of {:.1f} GB usable, short by {}.",
+                                  p.worst_memory_stage, p.memory.total_bytes() / gb, p.capacity_bytes / gb, by));
+    }
     for (const GroupPlacement& g : p.groups) {
         if (!g.crosses_domain()) continue;
         const bool heavy = g.axis == Axis::tp || g.axis == Axis::etp || g.axis == Axis::cp || g.axis == Axis::ep;
@@ -125,6 +129,8 @@ std::vector<std::string> plan_findings(const Plan& p) {
         out.push_back(fmt::format("Uneven pipeline: {} layers on {} stages, {} to {} per stage (end stages also hold "
                                   "the embedding and LM head).",
                                   p.model.layers, p.layout.pp, lo, hi));
+    if (!p.time.pipeline_note.empty())
+        out.push_back("Pipeline not simulated (" + p.time.pipeline_note + "): bubble and in-flight memory from the closed forms.");
     if (p.time.step_s > 0 && p.time.bubble_s / p.time.step_s > 0.10)
         out.push_back(fmt::format("Pipeline bubble is {:.0f} % of the step: more micro-batches or vpp would shrink it.",
                                   100 * p.time.bubble_s / p.time.step_s));

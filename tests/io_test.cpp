@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "helpers.h"
 #include "shardplan/error.h"
 #include "shardplan/io.h"
 #include "shardplan/plan.h"
@@ -105,8 +106,8 @@ TEST(Io, ResolvedInputsRoundTrip) {
 }
 
 TEST(Io, EveryPublishedCaseParses) {
-    const std::string file = std::string(SHARDPLAN_SHARED_DIR) + "/validation/calibration.json";
-    if (!std::filesystem::exists(file)) GTEST_SKIP() << "no ../shared beside the checkout";
+    const std::string file = shardplan::testing::shared_path("validation/calibration.json");
+    SHARDPLAN_REQUIRE_SHARED(file);
     const json all = read_json_file(file, "calibration");
     ASSERT_TRUE(all.is_array());
     for (size_t i = 0; i < all.size(); ++i) EXPECT_NO_THROW(case_from_json(all[i], "[" + std::to_string(i) + "]")) << i;

@@ -4,12 +4,14 @@
 
 #include <map>
 
+#include <nlohmann/json.hpp>
+
+#include "shardplan/memory.h"
+#include "shardplan/plan.h"
 #include "shardplan/presets.h"
+#include "shardplan/report.h"
 #include "shardplan/simulate.h"
 #include "shardplan/trace.h"
-
-#include <nlohmann/json.hpp>
-#include "shardplan/plan.h"
 
 using namespace shardplan;
 
@@ -267,4 +269,49 @@ TEST(Simulate, DualPipeNeedsAnEvenNumberOfMicroBatchesFromBothEnds) {
         s.vpp = 1;
         EXPECT_NE(simulate_pipeline(s).error.find("even number of micro-batches"), std::string::npos) << m;
     }
+}
+
+// The memory a plan reports at the simulated in-flight count is the stage memory model at that count,
+// also when the stage holds activations with nothing in flight (full recompute keeps one layer's
+// working set): the simulation used to rescale the whole activation figure by the ratio of counts.
+TEST(Simulate, MemoryAtTheSimulatedInFlightCountIsTheStageModel) {
+    const ModelSpec m = preset_model("llama3-70b");
+    ClusterSpec c = preset_cluster("dgx-h100");
+    c.gpus = 64;
+    for (Recompute rc : {Recompute::none, Recompute::selective, Recompute::full})
+        for (auto [sc, vpp] : {std::pair{Schedule::one_f_one_b, int64_t{1}}, {Schedule::interleaved, int64_t{5}},
+                               {Schedule::zb, int64_t{1}}}) {
+            Layout l = layout(8, 4, 2, 32, 4096, sc, vpp);
+            l.recompute = rc;
+            Plan p = evaluate_closed_form(m, c, l);
+            ASSERT_FALSE(p.rejection) << p.rejection->expected;
+            // Whatever count the closed forms gave (here: one micro-batch everywhere), the simulated
+            // count replaces it through the stage model, not by scaling the whole activation figure.
+            for (StageReport& s : p.stages) {
+                s.in_flight = 1;
+                s.memory = stage_memory(m, c, l, s.stage, 1);
+            }
+            simulate_step(p);
+            ASSERT_TRUE(p.time.pipeline_simulated) << p.time.pipeline_note;
+            for (const StageReport& s : p.stages) {
+                const MemoryBreakdown want = stage_memory(m, c, l, s.stage, s.in_flight);
+                EXPECT_NEAR(s.memory.activations_bytes, want.activations_bytes, 1.0)
+                    << enum_name(rc) << " " << enum_name(sc) << " stage " << s.stage.index;
+                EXPECT_NEAR(s.memory.total_bytes(), want.total_bytes(), 1.0);
+            }
+        }
+}
+
+// A schedule the simulator cannot run is a finding, not a silent fallback.
+TEST(Simulate, AStepThatCannotBeSimulatedSaysWhy) {
+    const ModelSpec m = preset_model("llama3-70b");
+    ClusterSpec c = preset_cluster("dgx-h100");
+    c.gpus = 64;
+    Plan p = evaluate_closed_form(m, c, layout(8, 4, 2, 32, 4096));
+    simulate_step(p, 8);  // 16 micro-batches × 4 stages is more than 8 passes
+    EXPECT_FALSE(p.time.pipeline_simulated);
+    EXPECT_EQ(p.time.pipeline_note, "more than 8 passes to simulate");
+    bool said = false;
+    for (const std::string& f : plan_findings(p)) said = said || f.starts_with("Pipeline not simulated (more than 8");
+    EXPECT_TRUE(said);
 }

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "helpers.h"
 #include "shardplan/calibrate.h"
 #include "shardplan/presets.h"
 #include "shardplan/validate.h"
@@ -13,11 +14,11 @@
 using namespace shardplan;
 
 namespace {
-const std::string kCalibration = std::string(SHARDPLAN_SHARED_DIR) + "/validation/calibration.json";
+const std::string kCalibration = shardplan::testing::shared_path("validation/calibration.json");
 }
 
 TEST(Validation, PublishedRunsStayWithinTheReachedBounds) {
-    if (!std::filesystem::exists(kCalibration)) GTEST_SKIP() << "no ../shared/validation beside the checkout";
+    SHARDPLAN_REQUIRE_SHARED(kCalibration);
     const ValidationReport r = validate_cases(read_cases(read_json_file(kCalibration, "calibration"), "calibration"));
     const ValidationSummary& s = r.summary;
     EXPECT_GE(s.predicted, 320);

@@ -46,6 +46,9 @@ struct StageReport {
     MemoryBreakdown memory;
     double in_flight = 0;  // micro-batches of activations alive at the peak
     StageTimes times;      // per micro-batch, exposed per-layer communication included
+    /// What one more micro-batch in flight adds: memory.activations_bytes = base + in_flight × this,
+    /// the base being what the stage holds with none in flight (a full-recompute working set, say).
+    double activation_bytes_per_micro_batch = 0;
 };
 
 struct TimeBreakdown {
@@ -56,6 +59,7 @@ struct TimeBreakdown {
     double exposed_comm_s = 0;  // communication not hidden by compute, all axes
     double optimizer_s = 0;     // Adam step on the parameters this GPU owns
     bool pipeline_simulated = false;  // bubble, PP exposure and in-flight memory from simulate_pipeline()
+    std::string pipeline_note;        // why it was not simulated, when pp > 1 and it was not (a finding)
 };
 
 struct Throughput {
