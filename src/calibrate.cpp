@@ -4,28 +4,24 @@
 #include <algorithm>
 #include <cmath>
 
+#include "shardplan/constants.h"
 #include "shardplan/plan.h"
 
 namespace shardplan {
 
 const std::vector<FitParam>& fit_params() {
-    static const std::vector<FitParam> v = {
-        {"gemm_16", &Efficiency::gemm_16, 0.30, 0.95},
-        {"gemm_8", &Efficiency::gemm_8, 0.20, 0.90},
-        {"gemm_4", &Efficiency::gemm_4, 0.15, 0.90},
-        {"gemm_half_dim", &Efficiency::gemm_half_dim, 16, 2048},
-        {"moe", &Efficiency::moe, 0.10, 1.0},
-        {"attn", &Efficiency::attn, 0.10, 0.90},
-        {"attn_half_seq", &Efficiency::attn_half_seq, 0, 16384},
-        {"scale_out_bw", &Efficiency::scale_out_bw, 0.30, 1.0},
-        {"overlap_dp", &Efficiency::overlap_dp, 0.0, 1.0},
-        {"overlap_tp", &Efficiency::overlap_tp, 0.0, 0.9},
-        {"a2a", &Efficiency::a2a, 0.1, 1.0},
-        {"overlap_ep", &Efficiency::overlap_ep, 0.0, 0.9},
-        {"layer_overhead_s", &Efficiency::layer_overhead_s, 0.0, 2e-3},
-        {"reserve_bytes", &Efficiency::reserve_bytes, 0.5e9, 12e9},
-        {"fragmentation", &Efficiency::fragmentation, 0.0, 0.3},
-    };
+    // The fitted constants of the one table, in its order, their plausible ranges in the field's units.
+    static const std::vector<FitParam> v = [] {
+        std::vector<FitParam> out;
+        for (const Constant& k : efficiency_constants()) {
+            if (!k.fitted) continue;
+            Efficiency lo, hi;
+            k.from_json(lo, k.fit_lo);
+            k.from_json(hi, k.fit_hi);
+            out.push_back({k.key, k.field, lo.*k.field, hi.*k.field});
+        }
+        return out;
+    }();
     return v;
 }
 

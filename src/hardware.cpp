@@ -1,5 +1,7 @@
 #include "shardplan/hardware.h"
 
+#include "shardplan/constants.h"
+
 #include <fmt/format.h>
 
 #include "shardplan/error.h"
@@ -66,34 +68,7 @@ void validate_cluster(const ClusterSpec& c, const std::string& path) {
         throw ConfigError(path + ".gpu.generation", "one of " + known_generations() + ", got \"" + g.generation + "\"");
     if (c.gpu.hbm_bytes > 0 && c.gpu.hbm_usable_bytes > c.gpu.hbm_bytes)
         throw ConfigError(path + ".hbm_usable_gb", "at most hbm_gb (usable memory cannot exceed physical)");
-    const Efficiency& e = c.gpu.eff;
-    auto fraction = [&](double v, const char* field, double lo) {
-        if (!(v >= lo && v <= 1.0))
-            throw ConfigError(path + ".efficiency." + field, fmt::format("a fraction in [{}, 1], got {}", lo, v));
-    };
-    fraction(e.gemm_16, "gemm_16", 0.01);
-    fraction(e.gemm_8, "gemm_8", 0.01);
-    fraction(e.gemm_4, "gemm_4", 0.01);
-    fraction(e.attn, "attn", 0.01);
-    fraction(e.moe, "moe", 0.01);
-    fraction(e.hbm, "hbm", 0.01);
-    fraction(e.scale_up_bw, "scale_up_bw", 0.01);
-    fraction(e.scale_out_bw, "scale_out_bw", 0.01);
-    fraction(e.a2a, "a2a", 0.01);
-    fraction(e.overlap_dp, "overlap_dp", 0.0);
-    fraction(e.overlap_tp, "overlap_tp", 0.0);
-    fraction(e.overlap_cp, "overlap_cp", 0.0);
-    fraction(e.overlap_ep, "overlap_ep", 0.0);
-    if (!(e.gemm_half_dim >= 0 && e.gemm_half_dim < 1e6))
-        throw ConfigError(path + ".efficiency.gemm_half_dim", "a number in [0, 1e6)");
-    if (!(e.attn_half_seq >= 0 && e.attn_half_seq < 1e8))
-        throw ConfigError(path + ".efficiency.attn_half_seq", "a number in [0, 1e8)");
-    if (!(e.layer_overhead_s >= 0 && e.layer_overhead_s < 1))
-        throw ConfigError(path + ".efficiency.layer_overhead_us", "a number of microseconds in [0, 1e6)");
-    if (!(e.reserve_bytes >= 0 && e.reserve_bytes < 1e13))
-        throw ConfigError(path + ".efficiency.reserve_gb", "a non-negative number of GB");
-    if (!(e.fragmentation >= 0 && e.fragmentation <= 2))
-        throw ConfigError(path + ".efficiency.fragmentation", "a fraction in [0, 2]");
+    validate_efficiency(c.gpu.eff, path);
 }
 
 }  // namespace shardplan

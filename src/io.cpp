@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "shardplan/constants.h"
 #include "shardplan/error.h"
 #include "shardplan/hf.h"
 #include "shardplan/presets.h"
@@ -44,7 +45,8 @@ public:
     bool has(const char* key) const { return j_.contains(key) && !j_.at(key).is_null(); }
     const json& raw(const char* key) const { return j_.at(key); }
 
-    void only(std::initializer_list<const char*> allowed) const {
+    void only(std::initializer_list<const char*> allowed) const { only(std::vector<const char*>(allowed)); }
+    void only(const std::vector<const char*>& allowed) const {
         for (auto it = j_.begin(); it != j_.end(); ++it) {
             bool ok = false;
             for (const char* a : allowed) ok = ok || it.key() == a;
@@ -258,27 +260,11 @@ ModelSpec model_from_json(const json& j, const std::string& path, const FileAcce
 
 Efficiency efficiency_from_json(const json& j, Efficiency e, const std::string& path) {
     Reader r(j, path);
-    r.only({"gemm_16", "gemm_8", "gemm_4", "gemm_half_dim", "moe", "attn", "attn_half_seq", "hbm", "scale_up_bw",
-            "scale_out_bw", "a2a", "overlap_dp", "overlap_tp", "overlap_cp", "overlap_ep", "layer_overhead_us",
-            "reserve_gb", "fragmentation"});
-    e.gemm_16 = r.number("gemm_16", e.gemm_16);
-    e.gemm_8 = r.number("gemm_8", e.gemm_8);
-    e.gemm_4 = r.number("gemm_4", e.gemm_4);
-    e.gemm_half_dim = r.number("gemm_half_dim", e.gemm_half_dim);
-    e.moe = r.number("moe", e.moe);
-    e.attn = r.number("attn", e.attn);
-    e.attn_half_seq = r.number("attn_half_seq", e.attn_half_seq);
-    e.hbm = r.number("hbm", e.hbm);
-    e.scale_up_bw = r.number("scale_up_bw", e.scale_up_bw);
-    e.scale_out_bw = r.number("scale_out_bw", e.scale_out_bw);
-    e.a2a = r.number("a2a", e.a2a);
-    e.overlap_dp = r.number("overlap_dp", e.overlap_dp);
-    e.overlap_tp = r.number("overlap_tp", e.overlap_tp);
-    e.overlap_cp = r.number("overlap_cp", e.overlap_cp);
-    e.overlap_ep = r.number("overlap_ep", e.overlap_ep);
-    e.layer_overhead_s = r.number("layer_overhead_us", e.layer_overhead_s * 1e6) * 1e-6;
-    e.reserve_bytes = r.number("reserve_gb", e.reserve_bytes / 1e9) * 1e9;
-    e.fragmentation = r.number("fragmentation", e.fragmentation);
+    std::vector<const char*> keys;
+    for (const Constant& k : efficiency_constants()) keys.push_back(k.key);
+    r.only(keys);
+    for (const Constant& k : efficiency_constants())
+        if (r.has(k.key)) k.from_json(e, r.number(k.key, 0));
     return e;
 }
 
@@ -448,11 +434,9 @@ json to_json(const ModelSpec& m) {
 }
 
 json to_json(const Efficiency& e) {
-    return {{"gemm_16", e.gemm_16}, {"gemm_8", e.gemm_8}, {"gemm_4", e.gemm_4}, {"gemm_half_dim", e.gemm_half_dim},
-            {"moe", e.moe}, {"attn", e.attn}, {"attn_half_seq", e.attn_half_seq}, {"hbm", e.hbm}, {"scale_up_bw", e.scale_up_bw},
-            {"scale_out_bw", e.scale_out_bw}, {"a2a", e.a2a}, {"overlap_dp", e.overlap_dp}, {"overlap_tp", e.overlap_tp},
-            {"overlap_cp", e.overlap_cp}, {"overlap_ep", e.overlap_ep}, {"layer_overhead_us", e.layer_overhead_s * 1e6},
-            {"reserve_gb", e.reserve_bytes / 1e9}, {"fragmentation", e.fragmentation}};
+    json j = json::object();
+    for (const Constant& k : efficiency_constants()) j[k.key] = k.to_json(e);
+    return j;
 }
 
 json to_json(const ClusterSpec& c) {
@@ -477,14 +461,28 @@ json to_json(const Layout& l) {
             {"order", order_string(l)}, {"framework", l.framework}};
 }
 
+json constants_json() {
+    json out = json::array();
+    for (const Constant& k : efficiency_constants()) {
+        const double si_per_json = k.scale == Constant::Scale::micro ? 1e-6 : k.scale == Constant::Scale::giga ? 1e9 : 1.0;
+        out.push_back({{"key", k.key}, {"cpp_field", k.cpp_field}, {"unit", k.unit}, {"si_per_json", si_per_json},
+                       {"valid_range", {k.valid_lo, k.valid_hi}}, {"fit_range", {k.fit_lo, k.fit_hi}},
+                       {"fitted", k.fitted}, {"meaning", k.meaning}, {"source", k.source}});
+    }
+    return out;
+}
+
 json presets_json() {
-    json j = {{"models", json::array()}, {"gpus", json::array()}, {"clusters", json::array()}};
+    json j = {{"models", json::array()}, {"gpus", json::array()}, {"clusters", json::array()},
+              {"constants", constants_json()}};
     for (const ModelSpec& m : model_presets()) j["models"].push_back(to_json(m));
     for (const ClusterSpec& c : cluster_presets()) j["clusters"].push_back(to_json(c));
     for (const GpuSpec& g : gpu_presets()) {
         ClusterSpec one;
         one.gpu = g;
-        j["gpus"].push_back(to_json(one)["gpu"]);
+        json gpu = to_json(one)["gpu"];
+        gpu["efficiency"] = to_json(g.eff);  // this GPU's value of each constant of "constants"
+        j["gpus"].push_back(gpu);
     }
     return j;
 }

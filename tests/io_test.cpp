@@ -3,11 +3,15 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "helpers.h"
+#include "shardplan/calibrate.h"
+#include "shardplan/constants.h"
 #include "shardplan/error.h"
 #include "shardplan/io.h"
 #include "shardplan/plan.h"
+#include "shardplan/presets.h"
 
 using namespace shardplan;
 
@@ -126,4 +130,47 @@ TEST(Io, FilesThatAreNotJson) {
         EXPECT_NE(std::string(e.what()).find("--case: expected valid JSON"), std::string::npos);
     }
     EXPECT_THROW(read_json_file((dir / "does-not-exist.json").string(), "--case"), ConfigError);
+}
+
+// One table of constants: the JSON reader and writer cover every entry, validation uses its ranges,
+// calibrate fits exactly the fitted ones, and docs/model.md shows each with its ranges and source.
+TEST(Constants, OneTableDrivesReaderWriterFitAndDocs) {
+    const Efficiency base = preset_gpu("h100-sxm").eff;
+    size_t fitted = 0;
+    for (const Constant& k : efficiency_constants()) {
+        SCOPED_TRACE(k.key);
+        ASSERT_EQ(find_constant(k.key), &k);
+        // A value in the middle of its fit range goes through JSON and back unchanged.
+        const double mid = 0.5 * (k.fit_lo + k.fit_hi);
+        const Efficiency e = efficiency_from_json(json{{k.key, mid}}, base, "efficiency");
+        EXPECT_NEAR(k.to_json(e), mid, 1e-9 * std::max(1.0, mid));
+        EXPECT_NEAR(to_json(e)[k.key].get<double>(), mid, 1e-9 * std::max(1.0, mid));
+        // Just past its valid range is refused, naming the key.
+        const double bad = k.valid_hi + std::max(1.0, k.valid_hi);
+        try {
+            Efficiency x = base;
+            k.from_json(x, bad);
+            validate_efficiency(x, "cluster");
+            ADD_FAILURE() << "accepted " << bad;
+        } catch (const ConfigError& err) {
+            EXPECT_EQ(err.field(), std::string("cluster.efficiency.") + k.key);
+        }
+        if (k.fitted) ++fitted;
+        EXPECT_LE(k.valid_lo, k.fit_lo);
+        EXPECT_GE(k.valid_hi, k.fit_hi);
+    }
+    ASSERT_EQ(fit_params().size(), fitted);
+    for (const FitParam& f : fit_params()) EXPECT_TRUE(find_constant(f.name)) << f.name;
+    // docs/model.md's table is the code's: one row per constant, with its source.
+    std::ifstream doc(std::string(SHARDPLAN_SOURCE_DIR) + "/docs/model.md");
+    std::stringstream ss;
+    ss << doc.rdbuf();
+    const std::string text = ss.str();
+    for (const Constant& k : efficiency_constants()) {
+        const std::string row = std::string("| `") + k.key + "` | " + k.unit + " |";
+        const size_t at = text.find(row);
+        ASSERT_NE(at, std::string::npos) << "docs/model.md has no row for " << k.key;
+        const std::string line = text.substr(at, text.find('\n', at) - at);
+        EXPECT_NE(line.find(k.source), std::string::npos) << line;
+    }
 }

@@ -14,12 +14,11 @@ if '--rounds' in args:
     rounds = int(args[i + 1])
     del args[i:i + 2]
 
-KEYS = [('gemm_16', 'gemm_16', 1), ('gemm_8', 'gemm_8', 1), ('gemm_4', 'gemm_4', 1),
-        ('gemm_half_dim', 'gemm_half_dim', 1), ('moe', 'moe', 1), ('attn', 'attn', 1),
-        ('attn_half_seq', 'attn_half_seq', 1), ('scale_out_bw', 'scale_out_bw', 1), ('a2a', 'a2a', 1),
-        ('overlap_ep', 'overlap_ep', 1), ('overlap_dp', 'overlap_dp', 1), ('overlap_tp', 'overlap_tp', 1),
-        ('layer_overhead_s', 'layer_overhead_us', 1e-6), ('reserve_bytes', 'reserve_gb', 1e9),
-        ('fragmentation', 'fragmentation', 1)]
+# The fitted constants, from the one table (include/shardplan/constants.h) as `presets --json` lists it:
+# (C++ field, JSON key, SI units per JSON unit).
+_table = json.loads(subprocess.run(['./build/shardplan', 'presets', '--json'], capture_output=True, text=True,
+                                   check=True).stdout)['constants']
+KEYS = [(k['cpp_field'], k['key'], k['si_per_json']) for k in _table if k['fitted']]
 
 
 def fit_once():

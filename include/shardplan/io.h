@@ -80,7 +80,9 @@ json to_json(const ModelSpec& m);
 json to_json(const ClusterSpec& c);
 json to_json(const Layout& l);
 json to_json(const Efficiency& e);
-/// Every built-in model, GPU and cluster: `shardplan presets --json` and GET /api/presets.
+/// Every built-in model, GPU (with its value of each constant) and cluster, and the constants table
+/// (constants.h: key, C++ field, unit, ranges, fitted, meaning, source): `presets --json`, GET /api/presets.
 json presets_json();
+json constants_json();
 
 }  // namespace shardplan

@@ -1,0 +1,119 @@
+// The tunable constants, one table (include/shardplan/constants.h). Ranges in JSON units.
+#include "shardplan/constants.h"
+
+#include <fmt/format.h>
+
+#include "shardplan/error.h"
+
+namespace shardplan {
+
+namespace {
+using S = Constant::Scale;
+constexpr const char* kFitted = "fitted per generation on calibration.json (docs/validation.md)";
+}  // namespace
+
+double Constant::to_json(const Efficiency& e) const {
+    const double v = e.*field;
+    switch (scale) {
+        case S::one: return v;
+        case S::micro: return v * 1e6;
+        case S::giga: return v / 1e9;
+    }
+    return v;
+}
+
+void Constant::from_json(Efficiency& e, double json_value) const {
+    switch (scale) {
+        case S::one: e.*field = json_value; return;
+        case S::micro: e.*field = json_value * 1e-6; return;
+        case S::giga: e.*field = json_value * 1e9; return;
+    }
+}
+
+const std::vector<Constant>& efficiency_constants() {
+    // key, field, C++ name, scale, unit, valid range, fit range, fitted, meaning, source
+    static const std::vector<Constant> v = {
+        {"gemm_16", &Efficiency::gemm_16, "gemm_16", S::one, "fraction", 0.01, 1, 0.30, 0.95, true,
+         "large bf16/fp16 GEMMs, share of the 16-bit dense peak",
+         "cuBLAS/XLA: 72-82 % of peak on A100/H100, 56-69 % on B200 at 4096-16384 (reference B.6: S7, S38, S39); "
+         "fitted per generation"},
+        {"gemm_8", &Efficiency::gemm_8, "gemm_8", S::one, "fraction", 0.01, 1, 0.20, 0.90, true,
+         "large fp8/mxfp8 GEMMs, share of the 8-bit dense peak",
+         "cuBLASLt fp8: 66-69 % of 1979 TF on H200, 57-58 % of 5 PF on GB200 (reference B.6: S7); fitted per generation"},
+        {"gemm_4", &Efficiency::gemm_4, "gemm_4", S::one, "fraction", 0.01, 1, 0.15, 0.90, true,
+         "large nvfp4 GEMMs, share of the 4-bit dense peak",
+         "cuBLASLt fp4: 76 % of 10 PF on GB200 at 16384^3 (reference B.6: S7); fitted where fp4 runs exist"},
+        {"gemm_half_dim", &Efficiency::gemm_half_dim, "gemm_half_dim", S::one, "elements", 0, 1e6, 16, 2048, true,
+         "GEMM dimension at which a GEMM reaches half its large-size efficiency",
+         "efficiency halves near min-dim 1024-2048 and falls below 0.1 at 512 (reference B.6: S39); fitted"},
+        {"moe", &Efficiency::moe, "moe", S::one, "fraction", 0.01, 1, 0.10, 1.0, true,
+         "routed-expert grouped GEMMs and token permutation, relative to dense GEMMs", kFitted},
+        {"attn", &Efficiency::attn, "attn", S::one, "fraction", 0.01, 1, 0.10, 0.90, true,
+         "flash attention at long context, share of the 16-bit peak",
+         "FlashAttention-2/3 reach 0.5-0.75 of H100 peak forward and backward (FlashAttention-3 paper); fitted"},
+        {"attn_half_seq", &Efficiency::attn_half_seq, "attn_half_seq", S::one, "keys", 0, 1e8, 0, 16384, true,
+         "keys per query row at which attention reaches half of attn",
+         "FlashAttention benchmarks rise from 512 to 16k keys; fitted"},
+        {"hbm", &Efficiency::hbm, "hbm", S::one, "fraction", 0.01, 1, 0.60, 0.95, false,
+         "achieved share of HBM bandwidth for memory-bound kernels", "STREAM-like kernels: about 80 % of HBM peak"},
+        {"scale_up_bw", &Efficiency::scale_up_bw, "scale_up_bw", S::one, "fraction", 0.01, 1, 0.60, 0.95, false,
+         "achieved share of the scale-up link rate (bus bandwidth)",
+         "nccl-tests all-reduce bus bandwidth about 80 % of NVLink rate (reference B.1)"},
+        {"scale_out_bw", &Efficiency::scale_out_bw, "scale_out_bw", S::one, "fraction", 0.01, 1, 0.30, 1.0, true,
+         "achieved share of the NIC line rate",
+         "nccl-tests over InfiniBand/RoCE: 85-95 % of line rate (reference B.1); fitted"},
+        {"overlap_dp", &Efficiency::overlap_dp, "overlap_dp", S::one, "fraction", 0, 1, 0.0, 1.0, true,
+         "share of DP traffic the backward/forward compute can hide",
+         "Megatron-LM overlap_grad_reduce / overlap_param_gather, FSDP prefetch; fitted"},
+        {"overlap_tp", &Efficiency::overlap_tp, "overlap_tp", S::one, "fraction", 0, 1, 0.0, 0.9, true,
+         "share of TP traffic hidden (userbuffer overlap); 0 = fully exposed",
+         "Megatron-LM tp_comm_overlap (Transformer Engine userbuffers); fitted"},
+        {"a2a", &Efficiency::a2a, "a2a", S::one, "fraction", 0.01, 1, 0.1, 1.0, true,
+         "share of the tier's achieved bandwidth an all-to-all reaches (many small flows)",
+         "DeepEP's published dispatch/combine bandwidths against NVLink and RDMA rates; fitted"},
+        {"overlap_ep", &Efficiency::overlap_ep, "overlap_ep", S::one, "fraction", 0, 1, 0.0, 0.9, true,
+         "share of EP all-to-all hidden (DualPipe-style overlap)",
+         "DeepSeek-V3 report: DualPipe hides nearly all of it; 1F1B without overlap hides none; fitted"},
+        {"overlap_cp", &Efficiency::overlap_cp, "overlap_cp", S::one, "fraction", 0, 1, 0.0, 1.0, false,
+         "share of CP ring traffic hidden under block attention",
+         "ring attention overlaps each K/V step with the previous block's attention (Megatron-Core CP)"},
+        {"layer_overhead_us", &Efficiency::layer_overhead_s, "layer_overhead_s", S::micro, "µs", 0, 1e6, 0, 2000, true,
+         "fixed host and kernel-launch cost per layer per micro-batch (forward + backward)", kFitted},
+        {"reserve_gb", &Efficiency::reserve_bytes, "reserve_bytes", S::giga, "GB", 0, 1e4, 0.5, 12, true,
+         "CUDA context, NCCL buffers and allocator slack per GPU",
+         "CUDA context 0.5-1 GB, NCCL buffers per communicator; fitted on measured memory"},
+        {"fragmentation", &Efficiency::fragmentation, "fragmentation", S::one, "fraction", 0, 2, 0.0, 0.3, true,
+         "extra share of activation memory the caching allocator holds",
+         "PyTorch caching allocator: reserved 5-30 % above allocated; fitted on measured memory"},
+    };
+    return v;
+}
+
+const Constant* find_constant(std::string_view key) {
+    for (const Constant& k : efficiency_constants())
+        if (key == k.key) return &k;
+    return nullptr;
+}
+
+void validate_efficiency(const Efficiency& e, const std::string& path) {
+    for (const Constant& k : efficiency_constants()) {
+        const double v = k.to_json(e);
+        if (v >= k.valid_lo && v <= k.valid_hi) continue;
+        const std::string field = path + ".efficiency." + k.key;
+        if (std::string_view(k.unit) == "fraction")
+            throw ConfigError(field, fmt::format("a fraction in [{}, {}], got {}", k.valid_lo, k.valid_hi, v));
+        throw ConfigError(field, fmt::format("a number of {} in [{}, {}], got {}", k.unit, k.valid_lo, k.valid_hi, v));
+    }
+}
+
+std::vector<const Constant*> constants_at_bounds(const Efficiency& e) {
+    std::vector<const Constant*> out;
+    for (const Constant& k : efficiency_constants()) {
+        if (!k.fitted) continue;
+        const double v = k.to_json(e), margin = 0.005 * (k.fit_hi - k.fit_lo);
+        if (v <= k.fit_lo + margin || v >= k.fit_hi - margin) out.push_back(&k);
+    }
+    return out;
+}
+
+}  // namespace shardplan
