@@ -43,17 +43,6 @@ const char* reason_text(const std::string& code) {
     return "";
 }
 
-json result_json(const SearchResult& r, bool pareto) {
-    json j = {{"evaluated", r.evaluated}, {"feasible", r.feasible}, {"elapsed_s", r.elapsed_s},
-              {"rejected", r.rejected}, {"shortest_miss_bytes", r.shortest_miss_bytes}, {"best", json::array()}};
-    for (const Plan& p : r.best) j["best"].push_back(plan_to_json(p));
-    if (pareto) {
-        j["pareto"] = json::array();
-        for (const Plan& p : r.pareto) j["pareto"].push_back(plan_to_json(p));
-    }
-    return j;
-}
-
 std::string row(int rank, const Plan& p) {
     const Layout& l = p.layout;
     return fmt::format("  {:>2}  {:<30} {:>3} {:>4} {:<9} {:<3} {:<11} {:<14} {:>11.0f} {:>6.1f}% {:>9}\n", rank,
@@ -126,7 +115,7 @@ Run setup_search(CLI::App& cmd) {
             return 0;
         }
         if (fmt == OutputFormat::as_json) {
-            std::cout << result_json(r, o->pareto).dump(2) << "\n";
+            std::cout << search_to_json(r, o->pareto).dump(2) << "\n";
             return 0;
         }
         if (fmt == OutputFormat::as_csv || fmt == OutputFormat::as_markdown) {

@@ -75,6 +75,7 @@ Case resolve_scenario(const ScenarioFlags& f) {
         c.model = s.model;
         c.cluster = s.cluster;
         c.layout = from_defaults ? s.layout : Layout{};
+        if (!from_defaults) c.layout.dp = 0;  // not stated: derived below
         if (!from_defaults) c.layout.seq_len = s.layout.seq_len;
     }
     if (!f.model.empty()) c.model = model_from_arg(f.model, "--model");
@@ -98,20 +99,18 @@ Case resolve_scenario(const ScenarioFlags& f) {
         if (*f.zero < 0 || *f.zero > 3) throw ConfigError("--zero", "0, 1, 2 or 3, got " + std::to_string(*f.zero));
         l.zero = static_cast<int>(*f.zero);
     }
-    if (f.dp) {
-        l.dp = *f.dp;
-    } else if (f.tp || f.cp || f.pp || f.gpus || !f.cluster.empty() || l.tp * l.cp * l.pp * l.dp != c.cluster.gpus) {
+    // dp: as stated (--dp, or the case), else derived by the library's one rule (derive_dp). A flag that
+    // changes the other degrees or the GPU count makes a stated dp stale: it is derived again.
+    if (f.dp) l.dp = *f.dp;
+    else if (f.tp || f.cp || f.pp || f.gpus || !f.cluster.empty()) l.dp = 0;
+    if (l.dp == 0) {
         // Each degree is checked where it came from (a flag or the case file) before they multiply.
         struct Degree { const char* flag; const char* field; bool given; int64_t v; };
         for (const Degree d : {Degree{"--tp", "layout.tp", f.tp.has_value(), l.tp}, {"--cp", "layout.cp", f.cp.has_value(), l.cp},
                                {"--pp", "layout.pp", f.pp.has_value(), l.pp}})
             if (d.v <= 0 || d.v > 100'000'000)
                 throw ConfigError(d.given ? d.flag : d.field, "an integer in [1, 100000000], got " + std::to_string(d.v));
-        const int64_t inner = l.tp * l.cp * l.pp;
-        if (c.cluster.gpus % inner != 0)
-            throw ConfigError("--dp", "gpus (" + std::to_string(c.cluster.gpus) + ") divisible by tp·cp·pp (" +
-                                          std::to_string(inner) + "), or --dp given explicitly");
-        l.dp = c.cluster.gpus / inner;
+        derive_dp(l, c.cluster, "--dp");
     }
     if (!f.recompute.empty()) l.recompute = enum_flag<Recompute>(f.recompute, "--recompute");
     if (!f.precision.empty()) l.precision = enum_flag<Precision>(f.precision, "--precision");

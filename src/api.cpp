@@ -31,14 +31,7 @@ Case case_of(const json& j) {
     json c = j;
     for (const char* k : {"top", "pareto", "pins"}) c.erase(k);  // search options travel beside the case
     if (!c.contains("layout")) c["layout"] = json::object();
-    Case out = case_from_json(c);
-    // dp left out (or null): the GPUs the other degrees leave, when they divide evenly.
-    const json& l = c["layout"];
-    if (l.is_object() && (!l.contains("dp") || l["dp"].is_null())) {
-        const int64_t inner = out.layout.tp * out.layout.cp * out.layout.pp;
-        if (inner > 0 && out.cluster.gpus % inner == 0) out.layout.dp = out.cluster.gpus / inner;
-    }
-    return out;
+    return case_from_json(c);  // dp left out is derived there, as for a case file
 }
 
 template <typename T>
@@ -112,14 +105,7 @@ ApiResponse do_search(const json& j, const ApiLimits& limits, const std::atomic<
     if (!r.stopped.empty())
         return error_response(503, "pins: expected a search that finishes within its " + r.stopped +
                                        " (pin tp, pp or the schedule to narrow it)");
-    json out = {{"evaluated", r.evaluated}, {"feasible", r.feasible}, {"elapsed_s", r.elapsed_s},
-                {"rejected", r.rejected}, {"shortest_miss_bytes", r.shortest_miss_bytes}, {"best", json::array()}};
-    for (const Plan& p : r.best) out["best"].push_back(plan_to_json(p));
-    if (opt.pareto) {
-        out["pareto"] = json::array();
-        for (const Plan& p : r.pareto) out["pareto"].push_back(plan_to_json(p));
-    }
-    return json_response(200, out);
+    return json_response(200, search_to_json(r, opt.pareto));
 }
 
 }  // namespace

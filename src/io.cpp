@@ -329,7 +329,8 @@ Layout layout_from_json(const json& j, const std::string& path) {
     l.tp = r.integer("tp", 1);
     l.cp = r.integer("cp", 1);
     l.pp = r.integer("pp", 1);
-    l.dp = r.integer("dp", 1);
+    l.dp = r.integer("dp", 0);  // 0: not stated; case_from_json derives it (derive_dp)
+    if (r.has("dp") && l.dp <= 0) throw ConfigError(r.at("dp"), fmt::format("a positive integer, got {}", l.dp));
     l.ep = r.integer("ep", 1);
     l.etp = r.integer("etp", 0);
     l.vpp = r.integer("vpp", 1);
@@ -385,6 +386,7 @@ Case case_from_json(const json& j, const std::string& path, const FileAccess* fi
     c.model = model_from_json(r.raw("model"), sub("model"), files);
     c.cluster = cluster_from_json(r.raw("cluster"), sub("cluster"));
     c.layout = layout_from_json(r.raw("layout"), sub("layout"));
+    derive_dp(c.layout, c.cluster, sub("layout") + ".dp");
     if (r.has("measured")) c.measured = measured_from_json(r.raw("measured"), sub("measured"));
     if (r.has("derived")) {
         const json& d = r.raw("derived");
@@ -403,6 +405,22 @@ Case case_from_json(const json& j, const std::string& path, const FileAccess* fi
         }
     }
     return c;
+}
+
+void derive_dp(Layout& l, const ClusterSpec& c, const std::string& field) {
+    if (l.dp != 0) return;
+    struct Degree { const char* name; int64_t v; };
+    for (const Degree d : {Degree{"tp", l.tp}, {"cp", l.cp}, {"pp", l.pp}})
+        if (d.v <= 0 || d.v > 100'000'000)
+            return;  // check_layout names the bad degree; dp stays unstated (0) and is reported with it
+    // Multiplied in double first: three degrees of up to 10^8 overflow int64.
+    const bool fits = double(l.tp) * double(l.cp) * double(l.pp) <= double(c.gpus);
+    const int64_t inner = fits ? l.tp * l.cp * l.pp : 0;
+    if (!fits || c.gpus % inner != 0)
+        throw ConfigError(field, fits ? fmt::format("gpus ({}) divisible by tp·cp·pp ({}), or dp given", c.gpus, inner)
+                                      : fmt::format("gpus ({}) divisible by tp·cp·pp ({}·{}·{}), or dp given", c.gpus,
+                                                    l.tp, l.cp, l.pp));
+    l.dp = c.gpus / inner;
 }
 
 bool Case::is_assumed(const std::string& field) const {

@@ -179,4 +179,16 @@ nlohmann::json plan_to_json(const Plan& p) {
     return j;
 }
 
+nlohmann::json search_to_json(const SearchResult& r, bool pareto) {
+    nlohmann::json j = {{"evaluated", r.evaluated}, {"feasible", r.feasible}, {"elapsed_s", r.elapsed_s},
+                        {"rejected", r.rejected}, {"shortest_miss_bytes", r.shortest_miss_bytes},
+                        {"best", nlohmann::json::array()}};
+    for (const Plan& p : r.best) j["best"].push_back(plan_to_json(p));
+    if (pareto) {
+        j["pareto"] = nlohmann::json::array();
+        for (const Plan& p : r.pareto) j["pareto"].push_back(plan_to_json(p));
+    }
+    return j;
+}
+
 }  // namespace shardplan

@@ -1,6 +1,8 @@
 // The HTTP API: in-process through handle_api(), and over a real socket through the server adapter.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <fstream>
 #include <map>
 
 #include <httplib.h>
@@ -177,4 +179,34 @@ TEST_F(LiveServer, ConcurrentClients) {
     for (auto& t : threads) t.join();
     EXPECT_EQ(ok.load(), 80);
     EXPECT_EQ(bad.load(), 0);
+}
+
+// One resolver: a case file given to `plan --case X --json` and the same JSON posted to /api/plan give
+// the same plan, for every golden case, also with dp left out (derived by the same rule on both sides).
+TEST(Api, TheCliAndTheApiResolveACaseTheSameWay) {
+    const json cases = read_json_file(std::string(SHARDPLAN_GOLDEN_DIR) + "/cases.json", "golden cases");
+    const std::string file = ::testing::TempDir() + "/resolver_case.json";
+    auto cli = [&](const json& c) {
+        std::ofstream(file) << c.dump();
+        const std::string cmd = std::string(SHARDPLAN_BIN) + " plan --json --case " + file + " 2>&1";
+        std::string out;
+        FILE* p = popen(cmd.c_str(), "r");
+        char buf[65536];
+        for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+        pclose(p);
+        return out;
+    };
+    int compared = 0;
+    for (json c : cases) {
+        c.erase("id");
+        for (const bool drop_dp : {false, true}) {
+            if (drop_dp) c["layout"].erase("dp");
+            SCOPED_TRACE(c.dump());
+            const ApiResponse api = handle_api("POST", "/api/plan", c.dump());
+            ASSERT_EQ(api.status, 200) << api.body;
+            EXPECT_EQ(json::parse(cli(c)), json::parse(api.body));
+            ++compared;
+        }
+    }
+    EXPECT_GE(compared, 20);
 }

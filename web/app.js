@@ -90,10 +90,6 @@ function fillAdvanced() {
 }
 
 // ---- the request
-function dpOf() {
-  const inner = state.tp * state.cp * state.pp;
-  return inner > 0 && Number.isInteger(state.gpus / inner) ? state.gpus / inner : null;
-}
 function buildCase() {
   const model = { preset: state.model };
   for (const [id, key] of Object.entries(ADVANCED)) if (state[id] !== undefined) model[key] = state[id];
@@ -102,7 +98,8 @@ function buildCase() {
   if (state['c-hbm'] !== undefined) cluster.gpu = { base: presetCluster().gpu.id, hbm_usable_gb: state['c-hbm'] };
   return {
     model, cluster,
-    layout: { tp: state.tp, cp: state.cp, pp: state.pp, dp: dpOf(), ep: state.ep, vpp: state.vpp,
+    // dp is left to the API, which derives it by the same rule as the CLI (gpus ÷ tp·cp·pp).
+    layout: { tp: state.tp, cp: state.cp, pp: state.pp, ep: state.ep, vpp: state.vpp,
               micro_batch: state.mb, global_batch: state.gbs, seq_len: state.seq, zero: state.zero,
               recompute: state.recompute, sequence_parallel: !!state.sp, precision: state.precision,
               schedule: state.schedule },
@@ -126,21 +123,18 @@ function schedule() {
 async function update() {
   fromControls();
   writeHash();
-  const dp = dpOf();
-  $('dp').value = dp ?? '—';
-  if (dp === null) {
-    showError(`DP: GPUs (${state.gpus}) is not divisible by TP·CP·PP (${state.tp}·${state.cp}·${state.pp} = ${state.tp * state.cp * state.pp}); nothing was changed for you.`);
-    return;
-  }
   const mine = ++seq;
   try {
     const plan = await post('/api/plan', buildCase());
     if (mine !== seq) return;  // a newer request is on its way
+    $('dp').value = plan.inputs.layout.dp;
     showError('');
     render(plan);
     await updateTimeline(plan, mine);
   } catch (e) {
-    if (mine === seq) showError(e.message);
+    if (mine !== seq) return;
+    $('dp').value = '—';
+    showError(e.message + ' (nothing was changed for you)');
   }
 }
 

@@ -69,7 +69,12 @@ ModelSpec model_from_json(const json& j, const std::string& path = "model", cons
 ModelSpec model_from_file(const std::string& file, const std::string& field);
 /// A preset name, or {"gpu": id | {...}, "gpus", "gpus_per_node", "scale_up_domain", "efficiency": {...}}.
 ClusterSpec cluster_from_json(const json& j, const std::string& path = "cluster");
+/// A layout; `dp` left out (or null) reads as 0, "not stated".
 Layout layout_from_json(const json& j, const std::string& path = "layout");
+/// The one rule for an unstated dp (0): the GPUs the other degrees leave, gpus ÷ (tp·cp·pp); a
+/// ConfigError on `field` when they do not divide. A stated dp is kept as it is (check_layout judges it).
+/// case_from_json applies it, so a case file, a request body and the CLI derive dp the same way.
+void derive_dp(Layout& l, const ClusterSpec& c, const std::string& field);
 Efficiency efficiency_from_json(const json& j, Efficiency base, const std::string& path);
 Measured measured_from_json(const json& j, const std::string& path = "measured");
 /// With `files`, a model may be given as a file path (relative to files->base_dir); without, only as a

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "shardplan/plan.h"
+#include "shardplan/search.h"
 
 namespace shardplan {
 
@@ -31,6 +32,9 @@ std::span<const Field> plan_fields();
 std::vector<std::string> plan_findings(const Plan& p);
 
 nlohmann::json plan_to_json(const Plan& p);
+/// `search --json` and POST /api/search: counts, rejections by reason, the best plans (and the Pareto
+/// front when asked), each as plan_to_json.
+nlohmann::json search_to_json(const SearchResult& r, bool pareto);
 std::string format_plan(const Plan& p, bool color);
 
 /// "1.23 GB", "4.56 ms", "38.2 %": the one formatter of every unit.

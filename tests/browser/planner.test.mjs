@@ -76,7 +76,9 @@ test('an invalid combination is explained inline, not corrected', async () => {
   await ready();
   await setNumber('tp', 3);
   await page.waitForSelector('#error:not([hidden])');
-  assert.match(await page.textContent('#error'), /not divisible/);
+  // The API's own words: dp is derived on the server by the same rule as the CLI.
+  assert.match(await page.textContent('#error'), /layout\.dp: expected gpus \(64\) divisible by tp·cp·pp \(3\)/);
+  assert.equal(await page.textContent('#dp'), '—');
   assert.equal(await page.inputValue('#tp'), '3');  // left as typed
   await setNumber('gpus', 48);  // 48 / 3 = 16: now a layout, but TP 3 does not divide 64 heads
   await page.waitForFunction(() => /layout\.tp: expected a divisor of heads/.test(document.querySelector('#error').textContent));
