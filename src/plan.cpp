@@ -387,4 +387,51 @@ void simulate_step(Plan& p, int64_t max_passes) {
     p.memory_fits = p.memory.total_bytes() <= p.capacity_bytes;
 }
 
+// ---- The pipeline of a plan (the simulator knows nothing of plans; this is where they meet).
+
+PipelineSpec pipeline_spec(const Plan& p) {
+    PipelineSpec s;
+    const Layout& l = p.layout;
+    s.pp = l.pp;
+    s.vpp = l.schedule == Schedule::interleaved ? l.vpp : 1;
+    s.micro_batches = p.micro_batches;
+    s.schedule = l.schedule;
+    // A stage's time is per micro-batch through the whole rank; its chunks share it evenly. A DualPipe
+    // rank's two chunks (one per direction) each carry half its layers, and the report's per-micro-batch
+    // time is already that half (a micro-batch crosses one of them), so each chunk gets all of it.
+    const int64_t chunks = chunks_per_rank(s);
+    const double share = l.schedule == Schedule::dualpipe ? 1.0 : static_cast<double>(chunks);
+    for (const StageReport& st : p.stages)
+        for (int64_t c = 0; c < chunks; ++c) {
+            s.f_s.push_back(st.times.fwd_s / share);
+            s.w_s.push_back(st.times.wgrad_s / share);
+            s.b_s.push_back((st.times.bwd_s - st.times.wgrad_s) / share);
+            s.r_s.push_back(st.times.recompute_s / share);
+        }
+    for (const CommTerm& c : p.comm)
+        if (c.axis == Axis::pp && c.calls_per_step > 0) s.p2p_s = c.time_s / static_cast<double>(c.calls_per_step);
+    return s;
+}
+
+std::optional<LayoutProblem> trace_refusal(const ModelSpec& m, const ClusterSpec& c, const Layout& l,
+                                           int64_t max_passes) {
+    if (auto bad = check_layout(m, c, l)) return bad;
+    // In double: the product overflows int64 for a global batch near 2^63.
+    const double passes = double(micro_batches(l)) * double(l.pp) * double(l.vpp);
+    if (passes > double(max_passes))
+        return LayoutProblem{"trace_too_large", "layout.global_batch",
+                             fmt::format("a timeline of at most {} passes (micro-batches × pp × vpp), got {:.0f}",
+                                         max_passes, passes)};
+    return std::nullopt;
+}
+
+double closed_form_pipeline_s(const Plan& p) {
+    const Plan closed = evaluate_closed_form(p.model, p.cluster, p.layout);
+    if (closed.rejection) return 0;
+    double dp_exposed_s = 0;
+    for (const CommTerm& c : closed.comm)
+        if (c.axis == Axis::dp || c.axis == Axis::edp) dp_exposed_s += c.exposed_s;
+    return closed.time.step_s - closed.time.optimizer_s - dp_exposed_s;
+}
+
 }  // namespace shardplan

@@ -20,6 +20,7 @@
 #include "shardplan/memory.h"
 #include "shardplan/model.h"
 #include "shardplan/schedule.h"
+#include "shardplan/simulate.h"
 #include "shardplan/topology.h"
 
 namespace shardplan {
@@ -135,5 +136,20 @@ void evaluate_into(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Pl
 /// the pipeline stages, with no communication, bubble or optimizer. The search skips timing layouts
 /// whose bound cannot reach the results it already holds.
 double tokens_per_s_per_gpu_bound(const ModelSpec& m, const ClusterSpec& c, const Layout& l, const StepWork& work);
+
+/// The pipeline of a plan's critical path: per-stage pass times from the cost model (exposed TP/CP/EP
+/// traffic included), chunks of a stage sharing its time evenly, the PP send time of its tier.
+PipelineSpec pipeline_spec(const Plan& p);
+
+/// What the closed forms (docs/model.md §7) predict for the simulated span of the plan's layout: the
+/// closed-form step less what happens outside the pipeline (the exposed DP reduction tail and the
+/// optimizer step). It re-evaluates the layout without the simulation.
+double closed_form_pipeline_s(const Plan& p);
+
+/// Why a layout's step cannot be drawn: the layout cannot run (check_layout), or it has more than
+/// `max_passes` passes (micro-batches × pp × vpp), which would make a trace too large to open. Cheap:
+/// callers check it before the plan is evaluated (and simulated).
+std::optional<LayoutProblem> trace_refusal(const ModelSpec& m, const ClusterSpec& c, const Layout& l,
+                                           int64_t max_passes);
 
 }  // namespace shardplan

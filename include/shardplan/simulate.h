@@ -6,7 +6,7 @@
 /// DualPipe (micro-batches from both ends, DeepSeek's order with overlapped F&B pairs).
 /// It checks the closed forms of schedule.h and draws the timeline `shardplan trace` writes.
 ///
-///   PipelineSpec s = pipeline_spec(plan);
+///   PipelineSpec s = pipeline_spec(plan);   // plan.h: a plan's stages as simulator input
 ///   SimResult r = simulate_pipeline(s);   // r.makespan_s, r.peak_in_flight, r.ops
 #pragma once
 #include <cstdint>
@@ -15,11 +15,8 @@
 #include <vector>
 
 #include "shardplan/enums.h"
-#include "shardplan/layout.h"
 
 namespace shardplan {
-
-struct Plan;
 
 struct PipelineSpec {
     int64_t pp = 1, vpp = 1, micro_batches = 1;
@@ -54,20 +51,6 @@ int64_t chunks_per_rank(const PipelineSpec& s);
 
 SimResult simulate_pipeline(const PipelineSpec& spec);
 
-/// The pipeline of a plan's critical path: per-stage pass times from the cost model (exposed TP/CP/EP
-/// traffic included), chunks of a stage sharing its time evenly, the PP send time of its tier.
-PipelineSpec pipeline_spec(const Plan& p);
-
-/// What the closed forms (docs/model.md §7) predict for the simulated span of the plan's layout: the
-/// closed-form step less what happens outside the pipeline (the exposed DP reduction tail and the
-/// optimizer step). It re-evaluates the layout without the simulation.
-double closed_form_pipeline_s(const Plan& p);
-
-/// Why a layout's step cannot be drawn: the layout cannot run (check_layout), or it has more than
-/// `max_passes` passes (micro-batches × pp × vpp), which would make a trace too large to open. Cheap:
-/// callers check it before the plan is evaluated (and simulated).
-std::optional<LayoutProblem> trace_refusal(const ModelSpec& m, const ClusterSpec& c, const Layout& l,
-                                           int64_t max_passes);
 
 
 }  // namespace shardplan
