@@ -1,6 +1,7 @@
 // JSON readers with field paths in every error (docs/json.md, docs/errors.md).
 #include "shardplan/io.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -125,10 +126,12 @@ json read_json_file(const std::string& file, const std::string& field) {
                                      (std::filesystem::is_directory(st) ? "a directory" : "a device, FIFO or socket"));
     std::ifstream in(file, std::ios::binary);
     if (!in) throw ConfigError(field, "a readable file, cannot open " + shown);
-    // Read at most one byte past the limit: the size stat() gave can change before the read.
-    std::string text(static_cast<size_t>(kMaxJsonFileBytes) + 1, '\0');
-    in.read(text.data(), static_cast<std::streamsize>(text.size()));
-    text.resize(static_cast<size_t>(in.gcount()));
+    // Read in chunks, at most one byte past the limit: the size stat() gave can change before the read.
+    std::string text;
+    text.reserve(static_cast<size_t>(std::min<std::uintmax_t>(std::filesystem::file_size(file, ec), kMaxJsonFileBytes) + 1));
+    char chunk[1 << 16];
+    while (text.size() <= static_cast<size_t>(kMaxJsonFileBytes) && in.read(chunk, sizeof chunk).gcount() > 0)
+        text.append(chunk, static_cast<size_t>(in.gcount()));
     if (text.size() > static_cast<size_t>(kMaxJsonFileBytes))
         throw ConfigError(field, "a JSON file of at most 64 MiB, " + shown + " is larger");
     if (text.find_first_not_of(" \t\r\n") == std::string::npos) throw ConfigError(field, "JSON, " + shown + " is empty");

@@ -103,7 +103,8 @@ std::vector<Shape> shapes(const ModelSpec& m, const ClusterSpec& c, const Search
                 for (int64_t etp : etps)
                     for (int64_t ep : pinned_or(sp.ep, divisors(m.moe->experts)))
                         // Bounded by inner before they multiply: pinned degrees may be anything positive.
-                        if (etp > 0 && ep > 0 && etp <= inner && ep <= inner && inner % (ep * etp) == 0) out.push_back({tp, cp, pp, dp, ep, etp == tp ? 0 : etp});
+                        if (etp > 0 && ep > 0 && etp <= inner && ep <= inner && inner % (ep * etp) == 0)
+                            out.push_back({tp, cp, pp, dp, ep, etp == tp ? 0 : etp});
             }
         }
     }
