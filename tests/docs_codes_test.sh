@@ -3,7 +3,7 @@
 # docs/json.md, so a new check cannot land undocumented.
 set -u
 root="$1"
-codes=$(grep -rhoE '(problem\(|LayoutProblem\{)"[a-z_]+"' "$root"/src/*.cpp | grep -oE '"[a-z_]+"' | tr -d '"' | sort -u)
+codes=$(grep -rhoE '(problem\(|LayoutProblem\{)"[a-z_]+"' "$root"/src/*/*.cpp | grep -oE '"[a-z_]+"' | tr -d '"' | sort -u)
 missing=0
 n=0
 for c in $codes; do

@@ -20,7 +20,7 @@ layer_of() {
     esac
 }
 bad=0
-for f in include/shardplan/*.h src/*.cpp; do
+for f in include/shardplan/*.h src/*/*.cpp; do
     name=$(basename "$f"); name="${name%.*}"
     [ "$name" = "shardplan" ] && continue  # the umbrella header includes everything
     me=$(layer_of "$name")

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # Refits the built-in efficiency defaults: runs `shardplan calibrate --per-generation` on the published
-# runs and rewrites the block between FITTED-BEGIN and FITTED-END in src/hardware.cpp. Each fit starts
+# runs and rewrites the block between FITTED-BEGIN and FITTED-END in src/model/hardware.cpp. Each fit starts
 # from the built-in constants and is pulled towards them, so one pass moves only part of the way: the
 # script rebuilds and fits again until the block stops changing (at most --rounds passes). Then rerun
 # the tests (golden reports and the validation bounds move with it) and tools/update_validation_doc.sh.
@@ -33,13 +33,13 @@ def fit_once():
         for field, key, scale in KEYS:
             body.append('        e.%s = %.4g;' % (field, e[key] * scale))
         body.append('    }')
-    src = open('src/hardware.cpp').read()
+    src = open('src/model/hardware.cpp').read()
     start = src.index('Efficiency default_efficiency(const std::string& generation) {')
     b = src.index('    // FITTED-BEGIN', start)
     e = src.index('    // FITTED-END\n', start)
     new = src[:b] + '    // FITTED-BEGIN (tools/fit_defaults.py: shardplan calibrate calibration.json --per-generation)\n' + \
         '\n'.join(body) + '\n' + src[e:]
-    open('src/hardware.cpp', 'w').write(new)
+    open('src/model/hardware.cpp', 'w').write(new)
     return out, new != src
 
 

@@ -3,7 +3,7 @@
 /// an input may set, the plausible range a fit may move it in, whether `calibrate` fits it, what it
 /// means and where its value comes from. The JSON reader and writer, input validation, calibrate's
 /// parameters, `presets --json` (and through it tools/fit_defaults.py) and docs/model.md's table all
-/// come from here: a key is spelled once, in src/constants.cpp.
+/// come from here: a key is spelled once, in src/model/constants.cpp.
 ///
 ///   for (const Constant& k : efficiency_constants()) std::printf("%s = %g %s\n", k.key, k.to_json(eff), k.unit);
 #pragma once
@@ -19,7 +19,7 @@ struct Constant {
     enum class Scale { one, micro, giga };  // JSON value = field × 1, × 1e6 (s → µs), ÷ 1e9 (bytes → GB)
     const char* key;             // "overlap_dp"
     double Efficiency::*field;   // &Efficiency::overlap_dp
-    const char* cpp_field;       // "overlap_dp": its name in C++ (tools/fit_defaults.py writes src/hardware.cpp)
+    const char* cpp_field;       // "overlap_dp": its name in C++ (tools/fit_defaults.py writes src/model/hardware.cpp)
     Scale scale;
     const char* unit;            // in JSON units: "fraction", "µs", "GB", "elements", "keys"
     double valid_lo, valid_hi;   // what an input may set, JSON units, both ends included
