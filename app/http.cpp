@@ -46,6 +46,7 @@ const char* reason(int status) {
         case 411: return "Length Required";
         case 413: return "Content Too Large";
         case 417: return "Expectation Failed";
+        case 429: return "Too Many Requests";
         case 431: return "Request Header Fields Too Large";
         case 500: return "Internal Server Error";
         case 503: return "Service Unavailable";

@@ -202,7 +202,7 @@ struct Server::Impl {
             if (!(api_is_heavy(j->path) ? heavy : light).push(j)) {
                 c.job.reset();
                 c.state = State::reading;
-                respond(c, 503, "application/json",
+                respond(c, 429, "application/json",
                         error_body("request: expected fewer searches and traces at once; try again shortly"), false,
                         "Retry-After: 1\r\n");
             }

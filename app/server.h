@@ -8,7 +8,8 @@
 /// - a body is announced by Content-Length and refused (413) before any of it is read when it is over
 ///   the limit; chunked bodies are refused (411);
 /// - plans run on `threads` workers, searches and traces on `heavy_threads` of their own with a short
-///   queue (503 when full), each search within limits.max_search_s, and cancelled when its client leaves;
+///   queue (429 with Retry-After when full), each search within limits.max_search_s (then 400), and
+///   cancelled when its client leaves;
 /// - Hosts other than the bound address or loopback names are refused (DNS rebinding), and so are
 ///   writes from another Origin;
 /// - pipelined requests are answered in order; HEAD is GET without the body; other methods are 405.
@@ -26,7 +27,7 @@ struct ServerOptions {
     int port = 8080;           // 0 = any free port
     int threads = 0;           // plan workers; 0 = two per core (at least 4)
     int heavy_threads = 2;     // search and trace workers
-    int heavy_queue = 8;       // searches and traces waiting for one; more get 503
+    int heavy_queue = 8;       // searches and traces waiting for one; more get 429
     int max_connections = 256;
     double request_timeout_s = 10;  // head and body of one request, from its first byte
     double idle_timeout_s = 5;      // a keep-alive connection with no request

@@ -248,11 +248,11 @@ TEST_F(Serve, PlansAreNotQueuedBehindSearches) {
     const auto t0 = Clock::now();
     EXPECT_EQ(status_of(ask(post("/api/plan", kBody))), 200);
     EXPECT_LT(std::chrono::duration<double>(Clock::now() - t0).count(), 3.0);
-    // One running, two waiting, the rest told to come back: 503 with Retry-After, at once.
+    // One running, two waiting, the rest told to come back: 429 with Retry-After, at once.
     int refused = 0;
     for (auto& b : busy) {
         const auto a = b->read_answers(1, 0.3);
-        if (!a.empty() && status_of(a[0]) == 503) {
+        if (!a.empty() && status_of(a[0]) == 429) {
             ++refused;
             EXPECT_NE(a[0].find("Retry-After: 1"), std::string::npos);
         }
@@ -268,7 +268,7 @@ TEST(ApiBudget, SearchesStopAtTheirBudgetOrWhenCancelled) {
     ApiLimits tight;
     tight.max_search_s = 1e-6;
     const ApiResponse late = handle_api("POST", "/api/search", body, tight);
-    EXPECT_EQ(late.status, 503);
+    EXPECT_EQ(late.status, 400);
     EXPECT_NE(late.body.find("time budget"), std::string::npos) << late.body;
     std::atomic<bool> gone{true};
     const ApiResponse cancelled = handle_api("POST", "/api/search", body, {}, &gone);

@@ -30,7 +30,7 @@ struct ApiLimits {
     int max_top = 50;
     int64_t max_search_layouts = 20'000'000;  // a bigger search is refused (400) instead of tying up a worker
     int64_t max_trace_passes = 40'000;  // micro-batches × virtual stages of a /api/trace timeline (≤ 80 MB)
-    double max_search_s = 10;                 // a search still running then is stopped: 503
+    double max_search_s = 10;                 // a search still running then is stopped: 400
 };
 
 /// `cancel`, when given, is watched by long work (the search): the server sets it when the client has

@@ -102,8 +102,8 @@ ApiResponse do_search(const json& j, const ApiLimits& limits, const std::atomic<
     opt.time_budget_s = limits.max_search_s;
     const SearchResult r = search(c.model, c.cluster, c.layout, sp, opt);
     if (r.stopped == "cancelled") return error_response(503, "request: expected the client to wait for the answer");
-    if (!r.stopped.empty())
-        return error_response(503, "pins: expected a search that finishes within its " + r.stopped +
+    if (!r.stopped.empty())  // too costly a request, as one of over max_search_layouts is
+        return error_response(400, "pins: expected a search that finishes within its " + r.stopped +
                                        " (pin tp, pp or the schedule to narrow it)");
     return json_response(200, search_to_json(r, opt.pareto));
 }
