@@ -94,65 +94,63 @@ Plan evaluate(const ModelSpec& m, const ClusterSpec& c, const Layout& l) {
     return plan;
 }
 
-void evaluate_into(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Plan& plan, Depth depth,
-                   const StepWork* work) {
-    plan.capacity_bytes = c.gpu.hbm_usable_bytes;
-    plan.rejection = check_layout(m, c, l);
-    plan.stages.clear();
-    plan.comm.clear();
-    plan.groups.clear();
-    plan.time = {};
-    plan.throughput = {};
-    plan.memory = {};
-    plan.memory_fits = false;
-    plan.worst_memory_stage = plan.critical_stage = plan.micro_batches = 0;
-    if (plan.rejection) return;
+namespace {
 
-    // 1. Layers onto pipeline ranks.
-    const int64_t mb = micro_batches(l);
-    plan.micro_batches = mb;
-    // The split depends only on the layer pattern and the schedule: reuse the last one when they match.
-    thread_local std::vector<Stage> stages;
-    thread_local std::array<int64_t, 6> split_key{-1, -1, -1, -1, -1, -1};
+/// Stages with the same layers and ends form a class: they hold the same state and differ only in
+/// their in-flight activations, linearly, and that count never grows with the stage index. So each
+/// class is computed once, and its first stage is its fullest.
+struct StageClass {
+    const Stage* first;  // lowest-index member
+    int64_t count;
+    MemoryBreakdown at0;  // memory with no micro-batch in flight
+    double act_per_mb;
+    StageTimes times;
+};
+
+/// What one evaluation reuses across calls on its thread (the search evaluates millions).
+struct Scratch {
+    std::vector<Stage> stages;
+    std::array<int64_t, 6> split_key{-1, -1, -1, -1, -1, -1};
+    std::vector<StageClass> classes;
+    std::vector<size_t> class_of;
+};
+
+Scratch& scratch() {
+    thread_local Scratch s;
+    return s;
+}
+
+/// 1. Layers onto pipeline ranks. The split depends only on the layer pattern and the schedule: the last
+/// one is reused when they match.
+const std::vector<Stage>& split(const ModelSpec& m, const Layout& l, Scratch& x) {
     const std::array<int64_t, 6> key{m.layers, m.moe ? m.moe->dense_layers : -1, m.moe ? m.moe->layer_freq : -1, l.pp,
                                      l.schedule == Schedule::interleaved ? l.vpp : 1, static_cast<int64_t>(l.schedule)};
-    if (key != split_key) {
-        split_stages(m, l, stages);
-        split_key = key;
+    if (key != x.split_key) {
+        split_stages(m, l, x.stages);
+        x.split_key = key;
     }
+    return x.stages;
+}
 
-    // 2. Memory of each stage at its peak: the fullest stage decides whether the layout fits.
-    // Stages with the same layers and ends form a class: they hold the same state and differ only in
-    // their in-flight activations, linearly, and that count never grows with the stage index. So each
-    // class is computed once, and its first stage is its fullest.
-    const double chunk_share = l.schedule == Schedule::dualpipe ? 0.5 : 1.0;  // a micro-batch crosses one of its 2 stages
-    const bool shared_work = work && work->key == work_key(l);
-    const LayerMemory own_mem = shared_work ? LayerMemory{} : layer_memory(m, l);
-    const LayerMemory& layer_mem = shared_work ? work->memory : own_mem;
-    struct StageClass {
-        const Stage* first;  // lowest-index member
-        int64_t count;
-        MemoryBreakdown at0;  // memory with no micro-batch in flight
-        double act_per_mb;
-        StageTimes times;
-    };
-    thread_local std::vector<StageClass> classes;
-    thread_local std::vector<size_t> class_of;
-    classes.clear();
-    class_of.clear();
-    for (const Stage& s : stages) {
+/// 2. Memory of each stage class at its peak; the fullest stage decides whether the layout fits.
+void place_memory(const ModelSpec& m, const ClusterSpec& c, const Layout& l, const LayerMemory& layer_mem, int64_t mb,
+                  Scratch& x, Plan& plan) {
+    x.classes.clear();
+    x.class_of.clear();
+    for (const Stage& s : x.stages) {
         size_t k = 0;
-        while (k < classes.size() && !(classes[k].first->layers == s.layers && classes[k].first->moe_layers == s.moe_layers &&
-                                       classes[k].first->first == s.first && classes[k].first->last == s.last))
+        while (k < x.classes.size() &&
+               !(x.classes[k].first->layers == s.layers && x.classes[k].first->moe_layers == s.moe_layers &&
+                 x.classes[k].first->first == s.first && x.classes[k].first->last == s.last))
             ++k;
-        if (k == classes.size())
-            classes.push_back({&s, 0, stage_memory(m, c, l, s, 0.0, layer_mem),
-                               stage_activation_bytes_per_micro_batch(c, s, layer_mem), {}});
-        ++classes[k].count;
-        class_of.push_back(k);
+        if (k == x.classes.size())
+            x.classes.push_back({&s, 0, stage_memory(m, c, l, s, 0.0, layer_mem),
+                                 stage_activation_bytes_per_micro_batch(c, s, layer_mem), {}});
+        ++x.classes[k].count;
+        x.class_of.push_back(k);
     }
     double worst_mem = -1;
-    for (const StageClass& k : classes) {
+    for (const StageClass& k : x.classes) {
         MemoryBreakdown mem = k.at0;
         mem.activations_bytes += in_flight_micro_batches(l, k.first->index, mb) * k.act_per_mb;
         if (mem.total_bytes() > worst_mem ||
@@ -163,39 +161,45 @@ void evaluate_into(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Pl
         }
     }
     plan.memory_fits = plan.memory.total_bytes() <= plan.capacity_bytes;
-    if (depth == Depth::lean && !plan.memory_fits) return;
+}
 
-    // Groups onto the machine: which tier each axis's traffic takes.
-    place_groups(c, l, plan.groups);
-    if (depth == Depth::memory) return;
-    const Fabric fabric = make_fabric(c);
-    const Efficiency& eff = c.gpu.eff;
+/// 4. The traffic of the axes that run inside every layer (TP, CP, EP), per layer and micro-batch, and
+/// what of it stays exposed, forward and backward.
+struct LayerComm {
+    int recompute_fwd = 0;
+    bool has_ep = false;
+    Traffic tp, cp, ep;
+    int64_t tp_calls = 0, cp_calls = 0, ep_calls = 0;  // per layer and micro-batch
+    double tp_exp = 0, cp_fwd_exp = 0, cp_bwd_exp = 0, ep_exp = 0;
+};
 
-    // 3. Work of one layer for one micro-batch on one GPU (dense and MoE layers), and the LM head.
-    const StepWork own = shared_work ? StepWork{} : step_work(m, c, l);
-    const StepWork& w = shared_work ? *work : own;
+LayerComm layer_comm(const ModelSpec& m, const Layout& l, const std::vector<GroupPlacement>& groups, const Fabric& fabric,
+                     const Efficiency& eff, const LayerWork& dense) {
+    LayerComm x;
+    x.recompute_fwd = l.recompute == Recompute::full ? 1 : 0;
+    x.tp = tp_traffic(m, l, group(groups, Axis::tp), fabric);
+    x.cp = cp_traffic(m, l, group(groups, Axis::cp), fabric);
+    x.has_ep = m.moe && l.ep > 1;
+    x.ep = x.has_ep ? ep_traffic(m, l, group(groups, Axis::ep), fabric) : Traffic{};
+    x.tp_calls = l.tp > 1 ? 4 + 2 * x.recompute_fwd : 0;  // 2 fwd + 2 bwd (+2 recompute)
+    x.cp_calls = l.cp > 1 ? 3 * (l.cp - 1) : 0;           // K/V fwd; K/V + dK/dV bwd
+    x.ep_calls = x.has_ep ? 4 + 2 * x.recompute_fwd : 0;  // dispatch + combine, fwd and bwd
+    x.tp_exp = (1.0 - eff.overlap_tp) * x.tp.time_s;
+    x.cp_fwd_exp = std::max(0.0, static_cast<double>(l.cp - 1) * x.cp.time_s - eff.overlap_cp * dense.attn_fwd_s);
+    x.cp_bwd_exp = std::max(0.0, 2.0 * static_cast<double>(l.cp - 1) * x.cp.time_s - eff.overlap_cp * 2.5 * dense.attn_fwd_s);
+    x.ep_exp = (1.0 - eff.overlap_ep) * x.ep.time_s;
+    return x;
+}
+
+/// 5. Each stage class's per-micro-batch times, with the per-layer traffic that stays exposed. Returns
+/// the critical (slowest, then lowest-index) class; `sum_totals` is every stage's total.
+const StageClass* time_stages(const Layout& l, const StepWork& w, const LayerComm& x, double chunk_share,
+                              std::vector<StageClass>& classes, double& sum_totals) {
     const LayerWork& dense = w.dense;
     const LayerWork& moe = w.moe;
     const LayerWork& head = w.head;
-
-    // 4. Per-layer traffic of the axes that run inside every layer: TP, CP, EP.
-    const int recompute_fwd = l.recompute == Recompute::full ? 1 : 0;
-    const Traffic tp = tp_traffic(m, l, group(plan.groups, Axis::tp), fabric);
-    const Traffic cp = cp_traffic(m, l, group(plan.groups, Axis::cp), fabric);
-    const bool has_ep = m.moe && l.ep > 1;
-    const Traffic ep = has_ep ? ep_traffic(m, l, group(plan.groups, Axis::ep), fabric) : Traffic{};
-    const int64_t tp_calls_layer = l.tp > 1 ? 4 + 2 * recompute_fwd : 0;   // 2 fwd + 2 bwd (+2 recompute)
-    const int64_t cp_calls_layer = l.cp > 1 ? 3 * (l.cp - 1) : 0;         // K/V fwd; K/V + dK/dV bwd
-    const int64_t ep_calls_layer = has_ep ? 4 + 2 * recompute_fwd : 0;    // dispatch + combine, fwd and bwd
-    // Exposed per layer and micro-batch, split forward / backward.
-    const double tp_exp = (1.0 - eff.overlap_tp) * tp.time_s;
-    const double cp_fwd_exp = std::max(0.0, static_cast<double>(l.cp - 1) * cp.time_s - eff.overlap_cp * dense.attn_fwd_s);
-    const double cp_bwd_exp =
-        std::max(0.0, 2.0 * static_cast<double>(l.cp - 1) * cp.time_s - eff.overlap_cp * 2.5 * dense.attn_fwd_s);
-    const double ep_exp = (1.0 - eff.overlap_ep) * ep.time_s;
-
-    // 5. Each stage class's per-micro-batch times, with the per-layer traffic that stays exposed.
-    double sum_totals = 0;
+    const int rf = x.recompute_fwd;
+    sum_totals = 0;
     const StageClass* critical = nullptr;
     for (StageClass& k : classes) {
         const Stage& s = *k.first;
@@ -203,81 +207,50 @@ void evaluate_into(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Pl
         const double ne = static_cast<double>(s.moe_layers) * chunk_share;
         const double n = nd + ne;
         StageTimes& t = k.times;
-        t.fwd_s = nd * dense.fwd_s + ne * moe.fwd_s + (s.last ? head.fwd_s : 0) +
-                  n * (l.tp > 1 ? 2 : 0) * tp_exp + (l.cp > 1 ? n * cp_fwd_exp : 0) + ne * (has_ep ? 2 : 0) * ep_exp;
+        t.fwd_s = nd * dense.fwd_s + ne * moe.fwd_s + (s.last ? head.fwd_s : 0) + n * (l.tp > 1 ? 2 : 0) * x.tp_exp +
+                  (l.cp > 1 ? n * x.cp_fwd_exp : 0) + ne * (x.has_ep ? 2 : 0) * x.ep_exp;
         t.bwd_s = nd * (dense.bwd_s + dense.recompute_s) + ne * (moe.bwd_s + moe.recompute_s) +
-                  (s.last ? head.bwd_s : 0) + n * static_cast<double>(l.tp > 1 ? 2 + 2 * recompute_fwd : 0) * tp_exp +
-                  (l.cp > 1 ? n * cp_bwd_exp : 0) + ne * static_cast<double>(has_ep ? 2 + 2 * recompute_fwd : 0) * ep_exp;
+                  (s.last ? head.bwd_s : 0) + n * static_cast<double>(l.tp > 1 ? 2 + 2 * rf : 0) * x.tp_exp +
+                  (l.cp > 1 ? n * x.cp_bwd_exp : 0) + ne * static_cast<double>(x.has_ep ? 2 + 2 * rf : 0) * x.ep_exp;
         t.wgrad_s = nd * dense.wgrad_s + ne * moe.wgrad_s + (s.last ? head.wgrad_s : 0);
         t.recompute_s = nd * dense.recompute_s + ne * moe.recompute_s +
-                        static_cast<double>(2 * recompute_fwd) * (n * (l.tp > 1 ? 1 : 0) * tp_exp + ne * (has_ep ? 1 : 0) * ep_exp);
+                        static_cast<double>(2 * rf) * (n * (l.tp > 1 ? 1 : 0) * x.tp_exp + ne * (x.has_ep ? 1 : 0) * x.ep_exp);
         sum_totals += static_cast<double>(k.count) * t.total();
         if (!critical || t.total() > critical->times.total() ||
             (t.total() == critical->times.total() && s.index < critical->first->index))
             critical = &k;
     }
-    plan.critical_stage = critical->first->index;
-    // Every stage's report (the search reads only the totals and skips them).
-    if (depth == Depth::full) {
-        plan.stages.reserve(stages.size());
-        for (size_t i = 0; i < stages.size(); ++i) {
-            const StageClass& k = classes[class_of[i]];
-            const double in_flight = in_flight_micro_batches(l, stages[i].index, mb);
-            StageReport r{stages[i], k.at0, in_flight, k.times, k.act_per_mb};
-            r.memory.activations_bytes += in_flight * k.act_per_mb;
-            plan.stages.push_back(r);
-        }
-    }
+    return critical;
+}
 
-    // 6. The critical stage sets the pace: m micro-batches, then the pipeline fill and drain.
-    const Stage& cs = stages[plan.critical_stage];
-    const double cnd = static_cast<double>(cs.layers - cs.moe_layers) * chunk_share;
-    const double cne = static_cast<double>(cs.moe_layers) * chunk_share;
-    const double cn = cnd + cne;
+/// Every stage's report (the search reads only the totals and skips them).
+void report_stages(const Layout& l, int64_t mb, const Scratch& x, Plan& plan) {
+    plan.stages.reserve(x.stages.size());
+    for (size_t i = 0; i < x.stages.size(); ++i) {
+        const StageClass& k = x.classes[x.class_of[i]];
+        const double in_flight = in_flight_micro_batches(l, x.stages[i].index, mb);
+        StageReport r{x.stages[i], k.at0, in_flight, k.times, k.act_per_mb};
+        r.memory.activations_bytes += in_flight * k.act_per_mb;
+        plan.stages.push_back(r);
+    }
+}
+
+/// A communication term onto the plan: its exposed time joins the step, its bytes per FLOP are the
+/// critical stage's.
+void add_term(Plan& plan, CommTerm t, double step_flops) {
+    t.bytes_per_flop = step_flops > 0 ? t.bytes_per_step / step_flops : 0;
+    plan.time.exposed_comm_s += t.exposed_s;
+    plan.comm.push_back(t);
+}
+
+/// 8. DP: gradients reduced over dp·cp (experts over edp) after the last backward; ZeRO ≥ 1 gathers the
+/// updated parameters before the next forward; ZeRO-3 gathers them per micro-batch, twice.
+void add_dp_terms(const Layout& l, const StageParams& owned, const StageTimes& critical, const Fabric& fabric,
+                  const Efficiency& eff, int64_t mb, double step_flops, Plan& plan) {
     const double dm = static_cast<double>(mb);
-    const double compute_mb = cnd * (dense.fwd_s + dense.bwd_s) + cne * (moe.fwd_s + moe.bwd_s) +
-                              (cs.last ? head.fwd_s + head.bwd_s : 0);
-    const double recompute_mb = cnd * dense.recompute_s + cne * moe.recompute_s;
-    plan.time.compute_s = dm * compute_mb;
-    plan.time.recompute_s = dm * recompute_mb;
-    plan.time.bubble_s = bubble_time_s(l, sum_totals, critical->times);
-
-    // 7. Per-axis totals on the critical stage. TP, CP, EP: per layer per micro-batch.
-    const double step_flops = dm * (cnd * dense.model_flops + cne * moe.model_flops + (cs.last ? head.model_flops : 0) +
-                                    cnd * dense.recompute_flops + cne * moe.recompute_flops);
-    auto add = [&](CommTerm t) {
-        t.bytes_per_flop = step_flops > 0 ? t.bytes_per_step / step_flops : 0;
-        plan.time.exposed_comm_s += t.exposed_s;
-        plan.comm.push_back(t);
-    };
-    const int64_t layers_mb = static_cast<int64_t>(cn * dm + 0.5);
-    const int64_t moe_mb = static_cast<int64_t>(cne * dm + 0.5);
-    if (l.tp > 1)
-        add(term(Axis::tp, tp, group(plan.groups, Axis::tp), layers_mb * tp_calls_layer,
-                 static_cast<double>(layers_mb * tp_calls_layer) * tp_exp));
-    if (l.cp > 1)
-        add(term(Axis::cp, cp, group(plan.groups, Axis::cp), layers_mb * cp_calls_layer,
-                 static_cast<double>(layers_mb) * (cp_fwd_exp + cp_bwd_exp)));
-    if (has_ep)
-        add(term(Axis::ep, ep, group(plan.groups, Axis::ep), moe_mb * ep_calls_layer,
-                 static_cast<double>(moe_mb * ep_calls_layer) * ep_exp));
-
-    // PP: every micro-batch crosses each boundary forward and backward (× vpp chunks); only the
-    // fill and drain sends sit on the critical path, the steady-state ones overlap compute.
-    if (l.pp > 1) {
-        const GroupPlacement& g = group(plan.groups, Axis::pp);
-        const Traffic pp = pp_traffic(m, l, g, fabric);
-        const int64_t v = l.schedule == Schedule::interleaved ? l.vpp : 1;
-        const int64_t calls = 2 * mb * v * (l.schedule == Schedule::dualpipe ? 2 : 1);
-        add(term(Axis::pp, pp, g, calls, 2.0 * static_cast<double>((l.pp - 1) * v) * pp.time_s));
-    }
-
-    // 8. DP: gradients reduced over dp·cp (experts over edp) after the last backward; ZeRO ≥ 1 gathers
-    // the updated parameters before the next forward; ZeRO-3 gathers them per micro-batch, twice.
-    const StageParams owned = stage_params(m, l, cs, layer_mem);
     const double gbytes = l.grad_dtype == GradDtype::fp32 ? 4.0 : 2.0;
-    const double fwd_window = eff.overlap_dp * critical->times.fwd_s;
-    const double bwd_window = eff.overlap_dp * critical->times.bwd_s;
+    const double fwd_window = eff.overlap_dp * critical.fwd_s;
+    const double bwd_window = eff.overlap_dp * critical.bwd_s;
     struct DpPart { Axis axis; double params; };
     const GroupPlacement& dense_g = group(plan.groups, Axis::dp);
     for (DpPart part : {DpPart{Axis::dp, owned.dense}, DpPart{Axis::edp, owned.expert}}) {
@@ -310,16 +283,12 @@ void evaluate_into(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Pl
         t.exposed_s = std::min(t.exposed_s, t.time_s);
         t.critical_path = t.exposed_s > 0;
         if (part.axis == Axis::edp) t.axis = Axis::edp;
-        add(t);
+        add_term(plan, t, step_flops);
     }
+}
 
-    // 9. Optimizer on the parameters this GPU owns after ZeRO sharding.
-    const double owned_params = l.zero >= 1 ? owned.dense / static_cast<double>(l.dp * l.cp) +
-                                                  owned.expert / static_cast<double>(std::max<int64_t>(1, expert_dp(l)))
-                                            : owned.total();
-    plan.time.optimizer_s = optimizer_step_s(owned_params, l.grad_dtype, c);
-
-    // 10. Step time and throughput.
+/// 10. FLOPs per token (model and hardware), the peak, then step time and throughput.
+void finish_throughput(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Plan& plan) {
     Throughput& th = plan.throughput;
     th.model_flops_per_token = model_flops_per_token(m, l.seq_len);
     const double attn_fwd = static_cast<double>(m.layers) * static_cast<double>(l.seq_len) *
@@ -331,6 +300,103 @@ void evaluate_into(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Pl
     th.hardware_flops_per_token = th.model_flops_per_token + recompute_per_token;
     th.peak_flops = c.gpu.peak_flops(l.precision);
     finish_step(plan, l, c);
+}
+
+}  // namespace
+
+void evaluate_into(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Plan& plan, Depth depth,
+                   const StepWork* work) {
+    plan.capacity_bytes = c.gpu.hbm_usable_bytes;
+    plan.rejection = check_layout(m, c, l);
+    plan.stages.clear();
+    plan.comm.clear();
+    plan.groups.clear();
+    plan.time = {};
+    plan.throughput = {};
+    plan.memory = {};
+    plan.memory_fits = false;
+    plan.worst_memory_stage = plan.critical_stage = plan.micro_batches = 0;
+    if (plan.rejection) return;
+
+    // 1-2. Layers onto pipeline ranks; each stage's memory at its peak.
+    const int64_t mb = micro_batches(l);
+    plan.micro_batches = mb;
+    Scratch& x = scratch();
+    const std::vector<Stage>& stages = split(m, l, x);
+    const double chunk_share = l.schedule == Schedule::dualpipe ? 0.5 : 1.0;  // a micro-batch crosses one of its 2 stages
+    const bool shared_work = work && work->key == work_key(l);
+    const LayerMemory own_mem = shared_work ? LayerMemory{} : layer_memory(m, l);
+    const LayerMemory& layer_mem = shared_work ? work->memory : own_mem;
+    place_memory(m, c, l, layer_mem, mb, x, plan);
+    if (depth == Depth::lean && !plan.memory_fits) return;
+
+    // Groups onto the machine: which tier each axis's traffic takes.
+    place_groups(c, l, plan.groups);
+    if (depth == Depth::memory) return;
+    const Fabric fabric = make_fabric(c);
+    const Efficiency& eff = c.gpu.eff;
+
+    // 3. Work of one layer for one micro-batch on one GPU (dense and MoE layers), and the LM head.
+    const StepWork own = shared_work ? StepWork{} : step_work(m, c, l);
+    const StepWork& w = shared_work ? *work : own;
+
+    // 4-5. Per-layer TP/CP/EP traffic; each stage class's per-micro-batch times with what stays exposed.
+    const LayerComm lc = layer_comm(m, l, plan.groups, fabric, eff, w.dense);
+    double sum_totals = 0;
+    const StageClass* critical = time_stages(l, w, lc, chunk_share, x.classes, sum_totals);
+    plan.critical_stage = critical->first->index;
+    if (depth == Depth::full) report_stages(l, mb, x, plan);
+
+    // 6. The critical stage sets the pace: m micro-batches, then the pipeline fill and drain.
+    const Stage& cs = stages[plan.critical_stage];
+    const double cnd = static_cast<double>(cs.layers - cs.moe_layers) * chunk_share;
+    const double cne = static_cast<double>(cs.moe_layers) * chunk_share;
+    const double cn = cnd + cne;
+    const double dm = static_cast<double>(mb);
+    const double compute_mb = cnd * (w.dense.fwd_s + w.dense.bwd_s) + cne * (w.moe.fwd_s + w.moe.bwd_s) +
+                              (cs.last ? w.head.fwd_s + w.head.bwd_s : 0);
+    const double recompute_mb = cnd * w.dense.recompute_s + cne * w.moe.recompute_s;
+    plan.time.compute_s = dm * compute_mb;
+    plan.time.recompute_s = dm * recompute_mb;
+    plan.time.bubble_s = bubble_time_s(l, sum_totals, critical->times);
+
+    // 7. Per-axis totals on the critical stage. TP, CP, EP: per layer per micro-batch.
+    const double step_flops = dm * (cnd * w.dense.model_flops + cne * w.moe.model_flops +
+                                    (cs.last ? w.head.model_flops : 0) + cnd * w.dense.recompute_flops +
+                                    cne * w.moe.recompute_flops);
+    const int64_t layers_mb = static_cast<int64_t>(cn * dm + 0.5);
+    const int64_t moe_mb = static_cast<int64_t>(cne * dm + 0.5);
+    if (l.tp > 1)
+        add_term(plan, term(Axis::tp, lc.tp, group(plan.groups, Axis::tp), layers_mb * lc.tp_calls,
+                            static_cast<double>(layers_mb * lc.tp_calls) * lc.tp_exp), step_flops);
+    if (l.cp > 1)
+        add_term(plan, term(Axis::cp, lc.cp, group(plan.groups, Axis::cp), layers_mb * lc.cp_calls,
+                            static_cast<double>(layers_mb) * (lc.cp_fwd_exp + lc.cp_bwd_exp)), step_flops);
+    if (lc.has_ep)
+        add_term(plan, term(Axis::ep, lc.ep, group(plan.groups, Axis::ep), moe_mb * lc.ep_calls,
+                            static_cast<double>(moe_mb * lc.ep_calls) * lc.ep_exp), step_flops);
+    // PP: every micro-batch crosses each boundary forward and backward (× vpp chunks); only the fill and
+    // drain sends sit on the critical path, the steady-state ones overlap compute.
+    if (l.pp > 1) {
+        const GroupPlacement& g = group(plan.groups, Axis::pp);
+        const Traffic pp = pp_traffic(m, l, g, fabric);
+        const int64_t v = l.schedule == Schedule::interleaved ? l.vpp : 1;
+        const int64_t calls = 2 * mb * v * (l.schedule == Schedule::dualpipe ? 2 : 1);
+        add_term(plan, term(Axis::pp, pp, g, calls, 2.0 * static_cast<double>((l.pp - 1) * v) * pp.time_s), step_flops);
+    }
+
+    // 8. DP reduction and parameter gathers.
+    const StageParams owned = stage_params(m, l, cs, layer_mem);
+    add_dp_terms(l, owned, critical->times, fabric, eff, mb, step_flops, plan);
+
+    // 9. Optimizer on the parameters this GPU owns after ZeRO sharding.
+    const double owned_params = l.zero >= 1 ? owned.dense / static_cast<double>(l.dp * l.cp) +
+                                                  owned.expert / static_cast<double>(std::max<int64_t>(1, expert_dp(l)))
+                                            : owned.total();
+    plan.time.optimizer_s = optimizer_step_s(owned_params, l.grad_dtype, c);
+
+    // 10. Step time and throughput.
+    finish_throughput(m, c, l, plan);
 }
 
 void simulate_step(Plan& p, int64_t max_passes) {
