@@ -29,9 +29,10 @@ Run setup_trace(CLI::App& cmd) {
         // Refused before planning: a layout too large to draw would be simulated for nothing.
         if (const auto no = trace_refusal(c.model, c.cluster, c.layout, 2'000'000))  // 2 M passes: ~1 GB
             throw ConfigError(no->field, no->expected);
-        const Plan p = evaluate(c.model, c.cluster, c.layout);
-        const PipelineSpec spec = pipeline_spec(p);
-        const SimResult r = simulate_pipeline(spec);
+        SimulatedStep step;  // one evaluation, one recorded simulation
+        const Plan p = evaluate_traced(c.model, c.cluster, c.layout, step);
+        const PipelineSpec& spec = step.spec;
+        const SimResult& r = step.result;
         if (!r.error.empty()) throw std::runtime_error("internal error: " + r.error);
         std::ofstream f(o->out);
         if (!f) throw ConfigError("--output", "a writable file path, cannot write \"" + o->out + "\"");

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -314,4 +315,27 @@ TEST(Simulate, AStepThatCannotBeSimulatedSaysWhy) {
     bool said = false;
     for (const std::string& f : plan_findings(p)) said = said || f.starts_with("Pipeline not simulated (more than 8");
     EXPECT_TRUE(said);
+}
+
+// A trace plans once: evaluate_traced gives the plan evaluate() gives, and the recorded simulation it
+// kept is the one that plan's pipeline figures came from.
+TEST(Simulate, ATracePlansOnceAndDrawsThePlansOwnSimulation) {
+    const ModelSpec m = preset_model("llama3-70b");
+    ClusterSpec c = preset_cluster("dgx-h100");
+    c.gpus = 64;
+    for (auto [pp, sc, vpp] : {std::tuple{int64_t{4}, Schedule::interleaved, int64_t{5}}, {int64_t{4}, Schedule::zb, int64_t{1}},
+                               {int64_t{1}, Schedule::one_f_one_b, int64_t{1}}}) {
+        const Layout l = layout(8, pp, 8 / pp, 32, 4096, sc, vpp);
+        SimulatedStep step;
+        const Plan traced = evaluate_traced(m, c, l, step);
+        const Plan plain = evaluate(m, c, l);
+        EXPECT_EQ(plan_to_json(traced).dump(), plan_to_json(plain).dump());
+        ASSERT_FALSE(step.result.ops.empty());
+        EXPECT_EQ(step.spec.pp, pp);
+        // Its passes fill the makespan the plan's bubble was taken from (pp > 1).
+        double last = 0;
+        for (const SimOp& o : step.result.ops) last = std::max(last, o.end_s);
+        EXPECT_DOUBLE_EQ(last, step.result.makespan_s);
+        if (pp > 1) EXPECT_TRUE(traced.time.pipeline_simulated);
+    }
 }

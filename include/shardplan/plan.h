@@ -107,6 +107,15 @@ Plan evaluate_closed_form(const ModelSpec& m, const ClusterSpec& c, const Layout
 /// evaluate_into() leaves them as they were.
 void simulate_step(Plan& p, int64_t max_passes = 1'000'000);
 
+/// A plan's step simulated once, with every pass recorded: what a trace draws.
+struct SimulatedStep {
+    PipelineSpec spec;
+    SimResult result;
+};
+/// evaluate() that keeps its simulation: the plan and the passes the trace draws come from one
+/// evaluation and one recorded simulation (pp = 1 is simulated here too, one rank).
+Plan evaluate_traced(const ModelSpec& m, const ClusterSpec& c, const Layout& l, SimulatedStep& step);
+
 /// The per-layer work and memory of a layout (a dense, a MoE and the LM-head layer for one micro-batch). It depends
 /// only on the fields in `key`, so a search can compute it once and share it across ZeRO stages and
 /// rank orders of the same model on the same cluster.

@@ -130,14 +130,18 @@ ApiResponse handle_api(const std::string& method, const std::string& path, const
             if (path == "/api/trace")  // refused before planning (and simulating) a timeline too large to draw
                 if (const auto no = trace_refusal(c.model, c.cluster, c.layout, limits.max_trace_passes))
                     return error_response(400, no->field + ": expected " + no->expected);
-            const Plan p = evaluate(c.model, c.cluster, c.layout);
+            if (path == "/api/plan") {
+                const Plan p = evaluate(c.model, c.cluster, c.layout);
+                if (p.rejection) return error_response(400, p.rejection->field + ": expected " + p.rejection->expected);
+                return json_response(200, plan_to_json(p));
+            }
+            // The simulated step as a Chrome trace, the same document `shardplan trace` writes: one
+            // evaluation, one recorded simulation.
+            SimulatedStep step;
+            const Plan p = evaluate_traced(c.model, c.cluster, c.layout, step);
             if (p.rejection) return error_response(400, p.rejection->field + ": expected " + p.rejection->expected);
-            if (path == "/api/plan") return json_response(200, plan_to_json(p));
-            // The simulated step as a Chrome trace, the same document `shardplan trace` writes.
-            const PipelineSpec spec = pipeline_spec(p);
-            const SimResult r = simulate_pipeline(spec);
-            if (!r.error.empty()) return error_response(500, "internal error: " + r.error);
-            return {200, "application/json", trace_text(p, r, spec)};
+            if (!step.result.error.empty()) return error_response(500, "internal error: " + step.result.error);
+            return {200, "application/json", trace_text(p, step.result, step.spec)};
         }
         if (method == "GET" || method == "HEAD") {
             if (const Asset* a = find_asset(path)) {

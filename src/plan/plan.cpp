@@ -399,7 +399,25 @@ void evaluate_into(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Pl
     finish_throughput(m, c, l, plan);
 }
 
-void simulate_step(Plan& p, int64_t max_passes) {
+namespace {
+void simulate_into(Plan& p, int64_t max_passes, SimulatedStep* keep);
+}  // namespace
+
+void simulate_step(Plan& p, int64_t max_passes) { simulate_into(p, max_passes, nullptr); }
+
+Plan evaluate_traced(const ModelSpec& m, const ClusterSpec& c, const Layout& l, SimulatedStep& step) {
+    Plan plan = evaluate_closed_form(m, c, l);
+    step = {};
+    simulate_into(plan, 1'000'000, &step);
+    if (!plan.rejection && step.result.ops.empty()) {  // not simulated in simulate_into (pp = 1, or too long)
+        step.spec = pipeline_spec(plan);
+        step.result = simulate_pipeline(step.spec);
+    }
+    return plan;
+}
+
+namespace {
+void simulate_into(Plan& p, int64_t max_passes, SimulatedStep* keep) {
     const Layout& l = p.layout;
     if (p.rejection || l.pp <= 1 || p.stages.size() != static_cast<size_t>(l.pp)) return;
     // Too long to simulate: keep the closed forms. In double: m can be near 2^63 (a global batch that large).
@@ -408,10 +426,12 @@ void simulate_step(Plan& p, int64_t max_passes) {
         return;
     }
     PipelineSpec spec = pipeline_spec(p);
-    spec.record_ops = false;
+    spec.record_ops = keep != nullptr;  // a trace keeps the passes; times are the same either way
     PipelineSpec no_sends = spec;
     no_sends.p2p_s = 0;
-    const SimResult with = simulate_pipeline(spec), without = simulate_pipeline(no_sends);
+    no_sends.record_ops = false;
+    SimResult with = simulate_pipeline(spec);
+    const SimResult without = simulate_pipeline(no_sends);
     if (!with.error.empty() || !without.error.empty()) {
         p.time.pipeline_note = !with.error.empty() ? with.error : without.error;
         return;
@@ -451,7 +471,12 @@ void simulate_step(Plan& p, int64_t max_passes) {
         }
     }
     p.memory_fits = p.memory.total_bytes() <= p.capacity_bytes;
+    if (keep) {
+        keep->spec = std::move(spec);
+        keep->result = std::move(with);
+    }
 }
+}  // namespace
 
 // ---- The pipeline of a plan (the simulator knows nothing of plans; this is where they meet).
 
