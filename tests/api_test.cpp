@@ -210,3 +210,12 @@ TEST(Api, TheCliAndTheApiResolveACaseTheSameWay) {
     }
     EXPECT_GE(compared, 20);
 }
+
+// The search chooses the degrees: a body whose current degrees do not divide the GPUs still searches.
+TEST(Api, SearchIgnoresTheCasesOwnDegrees) {
+    const ApiResponse r = handle_api("POST", "/api/search",
+        R"({"model": "llama3-8b", "cluster": {"gpu": "h100-sxm", "gpus": 8}, "layout": {"tp": 3, "pp": 5, "global_batch": 64},
+            "top": 1})");
+    ASSERT_EQ(r.status, 200) << r.body;
+    EXPECT_EQ(json::parse(r.body)["best"].size(), 1u);
+}

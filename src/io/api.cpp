@@ -50,7 +50,12 @@ std::optional<T> pin(const json& pins, const char* key) {
 }
 
 ApiResponse do_search(const json& j, const ApiLimits& limits, const std::atomic<bool>* cancel) {
-    const Case c = case_of(j);
+    // The search chooses the degrees: the case's own (the page sends its current ones) are not read,
+    // so one that does not divide the GPUs cannot stop a search for one that does.
+    json body = j;
+    if (body.is_object() && body.contains("layout") && body["layout"].is_object())
+        for (const char* k : {"tp", "cp", "pp", "dp", "ep", "etp", "vpp"}) body["layout"].erase(k);
+    const Case c = case_of(body);
     SearchOptions opt;
     opt.top = 5;
     if (j.contains("top")) {
