@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "commands.h"
+#include "http.h"
 #include "server.h"
 #include "shardplan/error.h"
 

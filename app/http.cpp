@@ -172,7 +172,10 @@ std::string host_name(std::string_view host) {
     return lower(h);
 }
 
-bool is_loopback_name(const std::string& n) {
+}  // namespace
+
+bool is_loopback(std::string_view host) {
+    const std::string n = lower(host);
     if (n == "localhost" || n == "::1") return true;
     // 127.0.0.0/8 written as a dotted quad
     if (!n.starts_with("127.")) return false;
@@ -184,14 +187,12 @@ bool is_loopback_name(const std::string& n) {
     return dots == 3;
 }
 
-}  // namespace
-
 bool host_allowed(std::string_view host, bool bound_loopback, const std::vector<std::string>& allowed) {
     const std::string name = host_name(host);
     if (name.empty()) return false;
     for (const std::string& a : allowed)
         if (lower(a) == name) return true;
-    if (bound_loopback) return is_loopback_name(name);
+    if (bound_loopback) return is_loopback(name);
     return allowed.empty();  // bound to a public address on purpose and no names given: any name
 }
 

@@ -48,6 +48,10 @@ HeadParse parse_request_head(std::string_view buffer);
 std::string response_head(int status, std::string_view content_type, size_t body_bytes, bool keep_alive,
                           std::string_view extra_headers = "");
 
+/// Whether an address or name is loopback: localhost, ::1 or a dotted 127.x.x.x. The server binds there
+/// by default, and then answers only to such Host names.
+bool is_loopback(std::string_view host);
+
 /// Whether `host` (a Host header's value, port included or not) names the server as the user bound it:
 /// a loopback name or address (localhost, 127.x, [::1]) when bound to loopback, or one of `allowed`.
 /// Refusing other names stops DNS rebinding: a hostile page whose name resolves to 127.0.0.1 sends its

@@ -29,10 +29,6 @@ namespace shardplan::app {
 
 using Clock = std::chrono::steady_clock;
 
-bool is_loopback(const std::string& host) {
-    return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
-}
-
 namespace {
 
 Clock::duration seconds(double s) { return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s)); }

@@ -52,6 +52,6 @@ private:
     std::unique_ptr<Impl> impl_;
 };
 
-bool is_loopback(const std::string& host);
+
 
 }  // namespace shardplan::app

@@ -17,9 +17,7 @@
 
 namespace shardplan {
 
-namespace {
-
-std::string type_name(const json& v) {
+std::string describe_json(const json& v) {
     if (v.is_null()) return "null";
     if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
     if (v.is_number()) return v.dump();
@@ -36,11 +34,13 @@ std::string type_name(const json& v) {
     return v.is_array() ? "an array" : "an object";
 }
 
+namespace {
+
 /// A JSON object being read, with its path for error messages.
 class Reader {
 public:
     Reader(const json& j, std::string path) : j_(j), path_(std::move(path)) {
-        if (!j_.is_object()) throw ConfigError(path_, "an object, got " + type_name(j_));
+        if (!j_.is_object()) throw ConfigError(path_, "an object, got " + describe_json(j_));
     }
     std::string at(const char* key) const { return path_.empty() ? key : path_ + "." + key; }
     bool has(const char* key) const { return j_.contains(key) && !j_.at(key).is_null(); }
@@ -73,7 +73,7 @@ public:
             const double d = v.get<double>();
             if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9e15) return static_cast<int64_t>(d);
         }
-        throw ConfigError(at(key), "an integer, got " + type_name(v));
+        throw ConfigError(at(key), "an integer, got " + describe_json(v));
     }
     int64_t required_integer(const char* key) const {
         require(key);
@@ -83,19 +83,19 @@ public:
         if (!has(key)) return fallback;
         const json& v = j_.at(key);
         if (!v.is_number() || !std::isfinite(v.get<double>()))
-            throw ConfigError(at(key), "a number, got " + type_name(v));
+            throw ConfigError(at(key), "a number, got " + describe_json(v));
         return v.get<double>();
     }
     bool boolean(const char* key, bool fallback) const {
         if (!has(key)) return fallback;
         const json& v = j_.at(key);
-        if (!v.is_boolean()) throw ConfigError(at(key), "true or false, got " + type_name(v));
+        if (!v.is_boolean()) throw ConfigError(at(key), "true or false, got " + describe_json(v));
         return v.get<bool>();
     }
     std::string string(const char* key, const std::string& fallback) const {
         if (!has(key)) return fallback;
         const json& v = j_.at(key);
-        if (!v.is_string()) throw ConfigError(at(key), "a string, got " + type_name(v));
+        if (!v.is_string()) throw ConfigError(at(key), "a string, got " + describe_json(v));
         return v.get<std::string>();
     }
     template <typename E>
@@ -104,7 +104,7 @@ public:
         const json& v = j_.at(key);
         if (v.is_string())
             if (auto e = parse_enum<E>(v.get<std::string>())) return *e;
-        throw ConfigError(at(key), "one of " + enum_choices<E>() + ", got " + type_name(v));
+        throw ConfigError(at(key), "one of " + enum_choices<E>() + ", got " + describe_json(v));
     }
 
 private:
@@ -179,8 +179,6 @@ json parse_json_text(const std::string& text, const std::string& field, const st
     }
 }
 
-std::string describe_json(const json& v) { return type_name(v); }
-
 ModelSpec model_from_file(const std::string& file, const std::string& field) {
     const json j = read_json_file(file, field);
     if (!looks_like_hf_config(j)) return model_from_json(j, field);
@@ -203,7 +201,7 @@ ModelSpec model_from_json(const json& j, const std::string& path, const FileAcce
         if (has_model_preset(name) || !name.ends_with(".json")) return preset_model(name, path);
         if (!files)
             throw ConfigError(path, "a preset name or an inline model object (the server reads no files), got " +
-                                        type_name(j));
+                                        describe_json(j));
         const std::filesystem::path p(name);
         const std::string file =
             p.is_absolute() || files->base_dir.empty() ? name : (std::filesystem::path(files->base_dir) / p).string();
