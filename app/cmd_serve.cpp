@@ -29,7 +29,8 @@ Run setup_serve(CLI::App& cmd) {
     cmd.add_option("--max-body", *max_body, "Largest request body in bytes (default 1 MiB; larger get 413)");
     return [o, max_body]() {
         if (o->port < 0 || o->port > 65535) throw ConfigError("--port", "an integer in [0, 65535]");
-        if (o->threads < 0 || o->threads > 256) throw ConfigError("--threads", "an integer in [1, 256]");
+        if (o->threads < 0 || o->threads > 256)
+            throw ConfigError("--threads", "an integer in [0, 256] (0: two per core)");
         if (o->heavy_threads < 1 || o->heavy_threads > 64) throw ConfigError("--heavy-threads", "an integer in [1, 64]");
         if (*max_body < 1024 || *max_body > (int64_t(1) << 30)) throw ConfigError("--max-body", "bytes in [1024, 2^30]");
         o->limits.max_body_bytes = static_cast<size_t>(*max_body);

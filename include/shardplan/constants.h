@@ -28,6 +28,8 @@ struct Constant {
     const char* meaning;
     const char* source;
 
+    /// SI units per JSON unit: 1, 1e-6 (µs) or 1e9 (GB). from_json multiplies by it.
+    double si_per_json() const;
     double to_json(const Efficiency& e) const;
     void from_json(Efficiency& e, double json_value) const;
 };

@@ -26,11 +26,15 @@ json parse_body(const std::string& body) {
     return parse_json_text(body, "body");
 }
 
-Case case_of(const json& j) {
+/// The case a request body carries. For a search its degrees are not read: the search chooses them,
+/// and the page sends its current ones, which need not divide the GPUs.
+Case case_of(const json& j, bool for_search = false) {
     if (!j.is_object()) throw ConfigError("body", "a JSON object with model, cluster and layout");
     json c = j;
     for (const char* k : {"top", "pareto", "pins"}) c.erase(k);  // search options travel beside the case
     if (!c.contains("layout")) c["layout"] = json::object();
+    if (for_search && c["layout"].is_object())
+        for (const char* k : {"tp", "cp", "pp", "dp", "ep", "etp", "vpp"}) c["layout"].erase(k);
     return case_from_json(c);  // dp left out is derived there, as for a case file
 }
 
@@ -50,12 +54,7 @@ std::optional<T> pin(const json& pins, const char* key) {
 }
 
 ApiResponse do_search(const json& j, const ApiLimits& limits, const std::atomic<bool>* cancel) {
-    // The search chooses the degrees: the case's own (the page sends its current ones) are not read,
-    // so one that does not divide the GPUs cannot stop a search for one that does.
-    json body = j;
-    if (body.is_object() && body.contains("layout") && body["layout"].is_object())
-        for (const char* k : {"tp", "cp", "pp", "dp", "ep", "etp", "vpp"}) body["layout"].erase(k);
-    const Case c = case_of(body);
+    const Case c = case_of(j, true);
     SearchOptions opt;
     opt.top = 5;
     if (j.contains("top")) {

@@ -483,8 +483,7 @@ json to_json(const Layout& l) {
 json constants_json() {
     json out = json::array();
     for (const Constant& k : efficiency_constants()) {
-        const double si_per_json = k.scale == Constant::Scale::micro ? 1e-6 : k.scale == Constant::Scale::giga ? 1e9 : 1.0;
-        out.push_back({{"key", k.key}, {"cpp_field", k.cpp_field}, {"unit", k.unit}, {"si_per_json", si_per_json},
+        out.push_back({{"key", k.key}, {"cpp_field", k.cpp_field}, {"unit", k.unit}, {"si_per_json", k.si_per_json()},
                        {"valid_range", {k.valid_lo, k.valid_hi}}, {"fit_range", {k.fit_lo, k.fit_hi}},
                        {"fitted", k.fitted}, {"meaning", k.meaning}, {"source", k.source}});
     }

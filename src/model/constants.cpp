@@ -22,13 +22,16 @@ double Constant::to_json(const Efficiency& e) const {
     return v;
 }
 
-void Constant::from_json(Efficiency& e, double json_value) const {
+double Constant::si_per_json() const {
     switch (scale) {
-        case S::one: e.*field = json_value; return;
-        case S::micro: e.*field = json_value * 1e-6; return;
-        case S::giga: e.*field = json_value * 1e9; return;
+        case S::one: return 1.0;
+        case S::micro: return 1e-6;
+        case S::giga: return 1e9;
     }
+    return 1.0;
 }
+
+void Constant::from_json(Efficiency& e, double json_value) const { e.*field = json_value * si_per_json(); }
 
 const std::vector<Constant>& efficiency_constants() {
     // key, field, C++ name, scale, unit, valid range, fit range, fitted, meaning, source

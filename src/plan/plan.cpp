@@ -400,23 +400,6 @@ void evaluate_into(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Pl
 }
 
 namespace {
-void simulate_into(Plan& p, int64_t max_passes, SimulatedStep* keep);
-}  // namespace
-
-void simulate_step(Plan& p, int64_t max_passes) { simulate_into(p, max_passes, nullptr); }
-
-Plan evaluate_traced(const ModelSpec& m, const ClusterSpec& c, const Layout& l, SimulatedStep& step) {
-    Plan plan = evaluate_closed_form(m, c, l);
-    step = {};
-    simulate_into(plan, 1'000'000, &step);
-    if (!plan.rejection && step.result.ops.empty()) {  // not simulated in simulate_into (pp = 1, or too long)
-        step.spec = pipeline_spec(plan);
-        step.result = simulate_pipeline(step.spec);
-    }
-    return plan;
-}
-
-namespace {
 void simulate_into(Plan& p, int64_t max_passes, SimulatedStep* keep) {
     const Layout& l = p.layout;
     if (p.rejection || l.pp <= 1 || p.stages.size() != static_cast<size_t>(l.pp)) return;
@@ -477,6 +460,19 @@ void simulate_into(Plan& p, int64_t max_passes, SimulatedStep* keep) {
     }
 }
 }  // namespace
+
+void simulate_step(Plan& p, int64_t max_passes) { simulate_into(p, max_passes, nullptr); }
+
+Plan evaluate_traced(const ModelSpec& m, const ClusterSpec& c, const Layout& l, SimulatedStep& step) {
+    Plan plan = evaluate_closed_form(m, c, l);
+    step = {};
+    simulate_into(plan, 1'000'000, &step);
+    if (!plan.rejection && step.result.ops.empty()) {  // not simulated in simulate_into (pp = 1, or too long)
+        step.spec = pipeline_spec(plan);
+        step.result = simulate_pipeline(step.spec);
+    }
+    return plan;
+}
 
 // ---- The pipeline of a plan (the simulator knows nothing of plans; this is where they meet).
 
