@@ -25,6 +25,7 @@ const char* reason_text(const std::string& code) {
         {"does_not_fit", "does not fit in usable HBM"},
         {"crosses_domain", "a TP/CP/EP group leaves its scale-up domain (--no-crossing)"},
         {"too_few_micro_batches", "too few micro-batches for the pipeline schedule"},
+        {"interleaved_groups", "interleaved 1F1B needs micro-batches in groups of pp"},
         {"batch_divides", "global batch not divisible by micro-batch × dp"},
         {"tp_divides_heads", "tp does not divide the attention heads"},
         {"tp_divides_kv_heads", "tp neither divides nor is a multiple of the kv heads"},

@@ -42,7 +42,7 @@ void BM_EvaluateOneLayout(benchmark::State& state) {
     const Layout l = gpt3_layout();
     Plan p;
     for (auto _ : state) {
-        evaluate_into(m, c, l, p);
+        evaluate_into(m, c, l, p, {.pipeline = PipelineMethod::closed_form});
         benchmark::DoNotOptimize(p.time.step_s);
     }
 }
@@ -64,15 +64,15 @@ void BM_SimulatePipeline(benchmark::State& state) {
     PipelineSpec s;
     if (state.range(0) == 0) {
         const auto d = default_scenario();
-        s = pipeline_spec(evaluate(d.model, d.cluster, d.layout));
+        SimulatedStep step;
+        evaluate_traced(d.model, d.cluster, d.layout, step);
+        s = step.spec;
     } else {
         s.pp = 16;
         s.vpp = 8;
         s.micro_batches = 384;
         s.schedule = Schedule::interleaved;
-        s.f_s.assign(16 * 8, 1.0);
-        s.b_s.assign(16 * 8, 1.5);
-        s.w_s.assign(16 * 8, 0.5);
+        s.ranks.assign(16, StageTimes{.fwd_s = 8.0, .bwd_s = 16.0, .wgrad_s = 4.0});  // per chunk F 1, B 1.5, W 0.5
     }
     s.record_ops = false;
     for (auto _ : state) benchmark::DoNotOptimize(simulate_pipeline(s).makespan_s);

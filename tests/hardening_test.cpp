@@ -121,7 +121,7 @@ TEST(Hardening, TheLargestTraceStaysWithinItsBound) {
     EXPECT_GT(r.body.size(), 10'000'000u);  // it is the large one
     // One more micro-batch is refused before anything is simulated.
     std::string over = body;
-    over.replace(over.find("32000"), 5, "32016");
+    over.replace(over.find("32000"), 5, "32064");  // 2,004 micro-batches: interleaving needs groups of pp = 4
     const ApiResponse no = handle_api("POST", "/api/trace", over);
     EXPECT_EQ(no.status, 400);
     EXPECT_NE(no.body.find("a timeline of at most 40000 passes"), std::string::npos) << no.body;

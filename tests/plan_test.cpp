@@ -146,9 +146,11 @@ TEST(Plan, EachScheduleRejectsTooFewMicroBatchesWithItsReason) {
     };
     for (const Want& w : {Want{Schedule::zb, 6, "too_few_micro_batches", "ZB-H1 needs m ≥ pp"},                 // m = 3 < 4
                           Want{Schedule::dualpipe, 14, "too_few_micro_batches", "DualPipe needs m ≥ 2·pp"},  // m = 7 < 8
-                          Want{Schedule::dualpipe, 18, "dualpipe_even_micro_batches", "got 9"}}) {            // odd m
+                          Want{Schedule::dualpipe, 18, "dualpipe_even_micro_batches", "got 9"},             // odd m
+                          Want{Schedule::interleaved, 12, "interleaved_groups", "got 6"}}) {                  // 6 % 4 ≠ 0
         Layout l = layout(1, 4, 2, w.gbs);
         l.schedule = w.sc;
+        if (w.sc == Schedule::interleaved) l.vpp = 2;
         const Plan p = plan_of("llama3-8b", "dgx-h100", 8, l);
         ASSERT_TRUE(p.rejection) << w.code;
         EXPECT_EQ(p.rejection->code, w.code);

@@ -23,12 +23,17 @@ PipelineSpec uniform(Schedule sc, int64_t pp, int64_t v, int64_t m, double F, do
     s.vpp = v;
     s.micro_batches = m;
     s.schedule = sc;
-    for (int64_t i = 0; i < pp * v; ++i) {
-        s.f_s.push_back(F / double(v));
-        s.b_s.push_back(B / double(v));
-        s.w_s.push_back(W / double(v));
-    }
+    // Per rank the whole rank's times; its chunks share them (a DualPipe chunk takes its rank's time,
+    // so that rank's figures are one chunk's: F / v here).
+    const double d = sc == Schedule::dualpipe ? double(v) : 1.0;
+    s.ranks.assign(size_t(pp), StageTimes{.fwd_s = F / d, .bwd_s = (B + W) / d, .wgrad_s = W / d});
     return s;
+}
+// The pipeline a plan's step was simulated on (the spec evaluate() handed to the simulation).
+PipelineSpec spec_of(const Plan& p) {
+    SimulatedStep step;
+    evaluate_traced(p.model, p.cluster, p.layout, step);
+    return step.spec;
 }
 // TP · PP · DP with `gbs` sequences of `seq` tokens (micro-batch 1).
 Layout layout(int64_t tp, int64_t pp, int64_t dp, int64_t gbs, int64_t seq, Schedule sc = Schedule::one_f_one_b,
@@ -102,7 +107,7 @@ TEST(Simulate, APlanBecomesATimelineAndAValidTrace) {
     const Layout l = layout(8, 4, 16, 256, 8192, Schedule::interleaved, 5);
     const Plan p = evaluate(preset_model("llama3-70b"), c, l);
     ASSERT_FALSE(p.rejection);
-    const PipelineSpec s = pipeline_spec(p);
+    const PipelineSpec s = spec_of(p);
     const SimResult r = simulate_pipeline(s);
     ASSERT_TRUE(r.error.empty()) << r.error;
     // The pass times carry the exposed TP collectives and the PP sends sit between passes, so the
@@ -148,7 +153,7 @@ TEST(Simulate, ThePlanTakesItsPipelineFromTheSimulation) {
         const TimeBreakdown& t = p.time;
         EXPECT_NEAR(t.step_s, t.compute_s + t.recompute_s + t.exposed_comm_s + t.bubble_s + t.optimizer_s, 1e-9);
         // The bubble is the simulated span without sends less the critical rank's passes.
-        PipelineSpec s = pipeline_spec(p);
+        PipelineSpec s = spec_of(p);
         s.p2p_s = 0;
         const SimResult r = simulate_pipeline(s);
         const double busy = *std::max_element(r.busy_s.begin(), r.busy_s.end());
@@ -181,8 +186,7 @@ TEST(Simulate, ThePlanTakesItsPipelineFromTheSimulation) {
     // Over the pass limit the plan keeps its closed forms, and says so.
     const Layout l = layout(8, 4, 4, 64, 4096);
     const Plan closed = evaluate_closed_form(model, c, l);
-    Plan capped = closed;
-    simulate_step(capped, 10);
+    const Plan capped = evaluate(model, c, l, {.max_passes = 10});
     EXPECT_FALSE(capped.time.pipeline_simulated);
     EXPECT_DOUBLE_EQ(capped.time.step_s, closed.time.step_s);
 
@@ -206,7 +210,8 @@ TEST(Simulate, TheTraceDrawsRecomputationAndOverlappedCollectives) {
     const Plan p = evaluate(preset_model("llama3-70b"), c, l);
     ASSERT_FALSE(p.rejection);
     ASSERT_GT(p.stages[0].times.recompute_s, 0);
-    const PipelineSpec s = pipeline_spec(p);
+    const PipelineSpec s = spec_of(p);
+    const double r_s = chunk_times(s, 0).r_s;
     const nlohmann::json t = nlohmann::json::parse(trace_text(p, simulate_pipeline(s), s));
     std::map<std::string, std::pair<double, double>> spans;  // "pid/name" → (ts, ts + dur) on the compute thread
     int hidden = 0;
@@ -225,7 +230,7 @@ TEST(Simulate, TheTraceDrawsRecomputationAndOverlappedCollectives) {
         const std::string b = key.substr(0, slash + 1) + "B" + key.substr(slash + 2);
         ASSERT_TRUE(spans.count(b)) << b;
         EXPECT_NEAR(span.second, spans[b].first, 1e-6) << key;
-        EXPECT_NEAR(span.second - span.first, s.r_s[0] * 1e6, 0.5 * s.r_s[0] * 1e6) << key;
+        EXPECT_NEAR(span.second - span.first, r_s * 1e6, 0.5 * r_s * 1e6) << key;
         ++pairs;
     }
     EXPECT_EQ(pairs, 4 * 4);  // every backward of every rank: m = 64 / 16 = 4 micro-batches × 4 ranks
@@ -274,32 +279,33 @@ TEST(Simulate, DualPipeNeedsAnEvenNumberOfMicroBatchesFromBothEnds) {
 
 // The memory a plan reports at the simulated in-flight count is the stage memory model at that count,
 // also when the stage holds activations with nothing in flight (full recompute keeps one layer's
-// working set): the simulation used to rescale the whole activation figure by the ratio of counts.
+// working set): the simulation once rescaled the whole activation figure by the ratio of counts.
 TEST(Simulate, MemoryAtTheSimulatedInFlightCountIsTheStageModel) {
     const ModelSpec m = preset_model("llama3-70b");
     ClusterSpec c = preset_cluster("dgx-h100");
     c.gpus = 64;
     for (Recompute rc : {Recompute::none, Recompute::selective, Recompute::full})
         for (auto [sc, vpp] : {std::pair{Schedule::one_f_one_b, int64_t{1}}, {Schedule::interleaved, int64_t{5}},
-                               {Schedule::zb, int64_t{1}}}) {
+                               {Schedule::zb, int64_t{1}}, {Schedule::dualpipe, int64_t{1}}}) {
             Layout l = layout(8, 4, 2, 32, 4096, sc, vpp);
             l.recompute = rc;
-            Plan p = evaluate_closed_form(m, c, l);
+            const Plan p = evaluate(m, c, l);
             ASSERT_FALSE(p.rejection) << p.rejection->expected;
-            // Whatever count the closed forms gave (here: one micro-batch everywhere), the simulated
-            // count replaces it through the stage model, not by scaling the whole activation figure.
-            for (StageReport& s : p.stages) {
-                s.in_flight = 1;
-                s.memory = stage_memory(m, c, l, s.stage, 1);
-            }
-            simulate_step(p);
             ASSERT_TRUE(p.time.pipeline_simulated) << p.time.pipeline_note;
-            for (const StageReport& s : p.stages) {
-                const MemoryBreakdown want = stage_memory(m, c, l, s.stage, s.in_flight);
-                EXPECT_NEAR(s.memory.activations_bytes, want.activations_bytes, 1.0)
-                    << enum_name(rc) << " " << enum_name(sc) << " stage " << s.stage.index;
-                EXPECT_NEAR(s.memory.total_bytes(), want.total_bytes(), 1.0);
+            const PipelineSpec s = spec_of(p);
+            const SimResult r = simulate_pipeline(s);
+            double worst = 0;
+            for (const StageReport& st : p.stages) {
+                const size_t i = size_t(st.stage.index);
+                // The count is the simulation's peak of live chunks, in whole stages.
+                EXPECT_DOUBLE_EQ(st.in_flight, double(r.peak_in_flight[i]) / double(chunks_per_rank(s)));
+                const MemoryBreakdown want = stage_memory(m, c, l, st.stage, st.in_flight);
+                EXPECT_NEAR(st.memory.activations_bytes, want.activations_bytes, 1.0)
+                    << enum_name(rc) << " " << enum_name(sc) << " stage " << i;
+                EXPECT_NEAR(st.memory.total_bytes(), want.total_bytes(), 1.0);
+                worst = std::max(worst, want.total_bytes());
             }
+            EXPECT_NEAR(p.memory.total_bytes(), worst, 1.0);
         }
 }
 
@@ -308,8 +314,7 @@ TEST(Simulate, AStepThatCannotBeSimulatedSaysWhy) {
     const ModelSpec m = preset_model("llama3-70b");
     ClusterSpec c = preset_cluster("dgx-h100");
     c.gpus = 64;
-    Plan p = evaluate_closed_form(m, c, layout(8, 4, 2, 32, 4096));
-    simulate_step(p, 8);  // 16 micro-batches × 4 stages is more than 8 passes
+    const Plan p = evaluate(m, c, layout(8, 4, 2, 32, 4096), {.max_passes = 8});  // 16 micro-batches × 4 stages
     EXPECT_FALSE(p.time.pipeline_simulated);
     EXPECT_EQ(p.time.pipeline_note, "more than 8 passes to simulate");
     bool said = false;

@@ -9,7 +9,7 @@ layer_of() {
     case "$1" in
         enums|error|model|hardware|constants|layout|presets) echo 0 ;;      # inputs
         collectives|compute|memory|comm|topology|schedule) echo 1 ;;          # cost terms
-        simulate) echo 2 ;;                                                   # pipeline
+        simulate|pipeline) echo 2 ;;                                          # pipeline
         plan) echo 3 ;;                                                       # one evaluation
         search) echo 4 ;;                                                     # many evaluations
         io|hf) echo 5 ;;                                                      # JSON in and out

@@ -1,7 +1,8 @@
 /// evaluate(): one training step of a model on a cluster under a layout, in execution order
 /// (docs/model.md): split layers into stages → memory per stage → per-layer forward/backward work →
 /// per-axis traffic and what of it stays exposed → pipeline schedule → DP reduction → optimizer →
-/// step time, tokens/s, MFU, HFU. A layout that cannot run is a Plan whose `rejection` says why;
+/// step time, tokens/s, MFU, HFU. The pipeline is one stage of it (pipeline.h): the closed forms or the
+/// simulation, one result. A layout that cannot run is a Plan whose `rejection` says why;
 /// one that runs but does not fit in memory is a Plan with memory_fits = false. Nothing throws.
 ///
 ///   Plan p = evaluate(preset_model("llama3-405b"), preset_cluster("nvl72"), layout);
@@ -20,7 +21,7 @@
 #include "shardplan/memory.h"
 #include "shardplan/model.h"
 #include "shardplan/schedule.h"
-#include "shardplan/simulate.h"
+#include "shardplan/pipeline.h"
 #include "shardplan/topology.h"
 
 namespace shardplan {
@@ -92,30 +93,6 @@ struct Plan {
     bool feasible() const { return !rejection && memory_fits; }
 };
 
-/// One plan, its pipeline simulated (simulate_step) when pp > 1.
-Plan evaluate(const ModelSpec& m, const ClusterSpec& c, const Layout& l);
-
-/// The same plan with the closed-form pipeline only (docs/model.md §7): evaluate() without simulate_step.
-/// Its model, cluster and layout copies are set, so simulate_step() can still be applied to it.
-Plan evaluate_closed_form(const ModelSpec& m, const ClusterSpec& c, const Layout& l);
-
-/// Replace the closed-form pipeline of a fully evaluated plan by the simulated step (docs/model.md §7.1):
-/// the bubble, the PP sends' exposed time, each stage's in-flight activations and so the memory, step
-/// time and throughput. Plans with more than `max_passes` passes (micro-batches × pp × vpp) keep their
-/// closed forms (time.pipeline_simulated stays false); the search's inner loop never calls this.
-/// It reads p.layout and p.cluster, which must be the plan's own: evaluate_closed_form() sets them,
-/// evaluate_into() leaves them as they were.
-void simulate_step(Plan& p, int64_t max_passes = 1'000'000);
-
-/// A plan's step simulated once, with every pass recorded: what a trace draws.
-struct SimulatedStep {
-    PipelineSpec spec;
-    SimResult result;
-};
-/// evaluate() that keeps its simulation: the plan and the passes the trace draws come from one
-/// evaluation and one recorded simulation (pp = 1 is simulated here too, one rank).
-Plan evaluate_traced(const ModelSpec& m, const ClusterSpec& c, const Layout& l, SimulatedStep& step);
-
 /// The per-layer work and memory of a layout (a dense, a MoE and the LM-head layer for one micro-batch). It depends
 /// only on the fields in `key`, so a search can compute it once and share it across ZeRO stages and
 /// rank orders of the same model on the same cluster.
@@ -133,22 +110,48 @@ enum class Depth {
     memory,  // memory and group placement only: whether it fits (the search's bound-pruned layouts)
 };
 
+/// How the pipeline stage works out the bubble, the exposed sends and the in-flight memory.
+enum class PipelineMethod {
+    simulated,    // pass by pass (simulate.h), when pp > 1; the closed forms when it cannot run, with a note
+    closed_form,  // docs/model.md §7: what the search's inner loop uses
+};
+
+/// A plan's step simulated once, with every pass recorded: what a trace draws.
+struct SimulatedStep {
+    PipelineSpec spec;
+    SimResult result;
+};
+
+struct EvalOptions {
+    Depth depth = Depth::full;
+    PipelineMethod pipeline = PipelineMethod::simulated;
+    int64_t max_passes = 1'000'000;  // more passes (micro-batches × pp × vpp) than this: the closed forms
+    /// From step_work() for the same model and cluster; used only if its key matches the layout.
+    const StepWork* work = nullptr;
+    /// Set: the step is simulated (pp = 1 too) with every pass recorded, and the spec and passes the
+    /// plan's pipeline figures came from are kept here (a trace plans once).
+    SimulatedStep* keep = nullptr;
+};
+
+/// One plan: every step of docs/model.md §8 in execution order, the pipeline simulated by default.
+Plan evaluate(const ModelSpec& m, const ClusterSpec& c, const Layout& l, const EvalOptions& o = {});
+
+/// The same plan with the closed-form pipeline (docs/model.md §7).
+Plan evaluate_closed_form(const ModelSpec& m, const ClusterSpec& c, const Layout& l);
+
+/// evaluate() that keeps its recorded simulation: the plan and the passes a trace draws come from one
+/// evaluation.
+Plan evaluate_traced(const ModelSpec& m, const ClusterSpec& c, const Layout& l, SimulatedStep& step);
+
 /// evaluate() into an existing Plan, reusing its storage and leaving its model, cluster and layout
 /// copies untouched (they may be stale): for loops that evaluate millions of layouts and read only
-/// the results. Everything else in `out` is overwritten; what `depth` skips stays zero.
-/// `work`, when given, must come from step_work() for the same model and cluster; it is used only if its
-/// key matches this layout, and recomputed otherwise.
-void evaluate_into(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Plan& out, Depth depth = Depth::full,
-                   const StepWork* work = nullptr);
+/// the results. Everything else in `out` is overwritten; what `o.depth` skips stays zero.
+void evaluate_into(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Plan& out, const EvalOptions& o = {});
 
 /// An upper bound on tokens/s per GPU for any layout sharing `work`: compute alone, spread evenly over
 /// the pipeline stages, with no communication, bubble or optimizer. The search skips timing layouts
 /// whose bound cannot reach the results it already holds.
 double tokens_per_s_per_gpu_bound(const ModelSpec& m, const ClusterSpec& c, const Layout& l, const StepWork& work);
-
-/// The pipeline of a plan's critical path: per-stage pass times from the cost model (exposed TP/CP/EP
-/// traffic included), chunks of a stage sharing its time evenly, the PP send time of its tier.
-PipelineSpec pipeline_spec(const Plan& p);
 
 /// What the closed forms (docs/model.md §7) predict for the simulated span of the plan's layout: the
 /// closed-form step less what happens outside the pipeline (the exposed DP reduction tail and the

@@ -27,9 +27,6 @@ std::vector<Stage> split_stages(const ModelSpec& m, const Layout& l);
 /// The same into `out`, reusing its storage (the search's hot loop).
 void split_stages(const ModelSpec& m, const Layout& l, std::vector<Stage>& out);
 
-/// Micro-batches of the stage's activations alive at the peak of `stage` (1F1B: min(pp − i, m)).
-double in_flight_micro_batches(const Layout& l, int64_t stage, int64_t m);
-
 /// Per-micro-batch times on one stage: forward, backward (incl. recompute), and its weight-gradient part.
 struct StageTimes {
     double fwd_s = 0;
@@ -39,10 +36,43 @@ struct StageTimes {
     double total() const { return fwd_s + bwd_s; }
 };
 
-/// Idle time of the critical rank: the pipeline fill and drain the schedule cannot hide.
-/// `stages` holds each rank's per-micro-batch times; the slowest sets the steady state.
-double bubble_time_s(const Layout& l, const std::vector<StageTimes>& stages);
-/// The same from the sum of all stages' F + B and the slowest stage's times (the first slowest).
-double bubble_time_s(const Layout& l, double sum_of_stage_totals, const StageTimes& slowest);
+/// A pipeline as its schedule sees it: what evaluation hands to the closed forms below and to the
+/// simulation (simulate.h), and what a trace draws.
+struct PipelineSpec {
+    Schedule schedule = Schedule::one_f_one_b;
+    int64_t pp = 1;
+    int64_t vpp = 1;  // chunks per rank when interleaved (1 otherwise)
+    int64_t micro_batches = 1;
+    /// Per rank: one micro-batch through all of the rank's layers (DualPipe: through one of its two
+    /// stages, as a micro-batch crosses only one of them). The rank's chunks share it evenly.
+    std::vector<StageTimes> ranks;
+    double p2p_s = 0;        // one boundary send, activations or gradients
+    bool record_ops = true;  // simulation: false keeps only the span, busy times and peaks
+};
+
+/// Chunks of the model on each rank: vpp when interleaved, 2 for DualPipe (one per direction), else 1.
+int64_t chunks_per_rank(const PipelineSpec& s);
+
+/// One chunk's passes of one micro-batch: forward, input gradient (with the recomputed forward, r_s,
+/// at its start) and weight gradient. Schedules that do not split the backward run b_s + w_s as one.
+struct ChunkTimes {
+    double f_s = 0, b_s = 0, w_s = 0, r_s = 0;
+};
+ChunkTimes chunk_times(const PipelineSpec& s, int64_t rank);
+
+/// Micro-batches of the stage's activations alive at the peak of `stage` (1F1B: min(pp − i, m)), in
+/// units of the whole stage (all its chunks).
+double in_flight_micro_batches(Schedule schedule, int64_t pp, int64_t vpp, int64_t stage, int64_t m);
+double in_flight_micro_batches(const Layout& l, int64_t stage, int64_t m);
+
+/// The rank that sets the steady state: the slowest per micro-batch, the first of equals.
+int64_t slowest_rank(const PipelineSpec& s);
+
+/// Idle time of the slowest rank: the pipeline fill and drain the schedule cannot hide (sends left out).
+double bubble_time_s(const PipelineSpec& s);
+
+/// What the boundary sends add to the step in closed form: the fill and drain ones, forward and
+/// backward, per virtual stage boundary (the steady-state sends overlap compute).
+double exposed_sends_s(const PipelineSpec& s);
 
 }  // namespace shardplan

@@ -35,6 +35,11 @@ struct SearchSpace {
     bool no_crossing = false;  // reject layouts whose TP, CP or EP group leaves its scale-up domain
 };
 
+/// How many of the closed-form ranking's best layouts the search re-times with the simulated pipeline
+/// before it picks the `top` (more when `top` is larger): the closed forms and the simulation can order
+/// close layouts differently, and the simulated in-flight memory can exceed the closed form's.
+inline constexpr size_t kRetimedPool = 64;
+
 struct SearchOptions {
     int top = 5;
     bool pareto = false;

@@ -27,6 +27,7 @@
 #include "shardplan/report.h"
 #include "shardplan/schedule.h"
 #include "shardplan/search.h"
+#include "shardplan/pipeline.h"
 #include "shardplan/simulate.h"
 #include "shardplan/sweep.h"
 #include "shardplan/table.h"

@@ -6,28 +6,17 @@
 /// DualPipe (micro-batches from both ends, DeepSeek's order with overlapped F&B pairs).
 /// It checks the closed forms of schedule.h and draws the timeline `shardplan trace` writes.
 ///
-///   PipelineSpec s = pipeline_spec(plan);   // plan.h: a plan's stages as simulator input
-///   SimResult r = simulate_pipeline(s);   // r.makespan_s, r.peak_in_flight, r.ops
+///   SimResult r = simulate_pipeline(spec);   // spec: schedule.h; r.makespan_s, r.peak_in_flight, r.ops
+/// Evaluation reaches it through pipeline.h, which turns the result into a step's bubble and memory.
 #pragma once
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "shardplan/enums.h"
+#include "shardplan/schedule.h"
 
 namespace shardplan {
-
-struct PipelineSpec {
-    int64_t pp = 1, vpp = 1, micro_batches = 1;
-    Schedule schedule = Schedule::one_f_one_b;
-    /// Per rank and chunk (index rank·chunks_per_rank + chunk): forward, input-gradient and weight-gradient time of one
-    /// micro-batch. Schedules that do not split the backward run B + W as one pass.
-    std::vector<double> f_s, b_s, w_s;
-    std::vector<double> r_s;  // the recomputed forward at the start of each B (part of b_s; may be empty)
-    double p2p_s = 0;  // one boundary send, activations or gradients
-    bool record_ops = true;  // false: only the span, busy times and peaks (SimResult::ops stays empty)
-};
 
 struct SimOp {
     int64_t rank = 0, chunk = 0, micro_batch = 0;
@@ -46,11 +35,6 @@ struct SimResult {
     std::string error;                    // set when the schedule cannot run (it deadlocks)
 };
 
-/// Chunks of the model on each rank: vpp when interleaved, 2 for DualPipe (one per direction), else 1.
-int64_t chunks_per_rank(const PipelineSpec& s);
-
 SimResult simulate_pipeline(const PipelineSpec& spec);
-
-
 
 }  // namespace shardplan

@@ -87,10 +87,22 @@ void split_stages(const ModelSpec& m, const Layout& l, std::vector<Stage>& stage
     }
 }
 
-double in_flight_micro_batches(const Layout& l, int64_t stage, int64_t m) {
+int64_t chunks_per_rank(const PipelineSpec& s) {
+    if (s.schedule == Schedule::dualpipe) return 2;
+    return s.schedule == Schedule::interleaved ? s.vpp : 1;
+}
+
+ChunkTimes chunk_times(const PipelineSpec& s, int64_t rank) {
+    const StageTimes& t = s.ranks[static_cast<size_t>(rank)];
+    // A DualPipe rank's two chunks each carry half its layers, and its per-micro-batch time is already
+    // that half (a micro-batch crosses one of them): each chunk gets all of it.
+    const double share = s.schedule == Schedule::dualpipe ? 1.0 : static_cast<double>(chunks_per_rank(s));
+    return {t.fwd_s / share, (t.bwd_s - t.wgrad_s) / share, t.wgrad_s / share, t.recompute_s / share};
+}
+
+double in_flight_micro_batches(Schedule schedule, int64_t pp, int64_t vpp, int64_t stage, int64_t m) {
     const double mm = static_cast<double>(m);
-    const int64_t pp = l.pp;
-    switch (l.schedule) {
+    switch (schedule) {
         case Schedule::gpipe: return mm;
         case Schedule::one_f_one_b: return std::min<double>(static_cast<double>(pp - stage), mm);
         // ZB-H1 holds each micro-batch until its deferred W: every rank reaches the first stage's pp
@@ -98,8 +110,8 @@ double in_flight_micro_batches(const Layout& l, int64_t stage, int64_t m) {
         case Schedule::zb: return std::min<double>(static_cast<double>(pp), mm);
         case Schedule::interleaved: {
             // Megatron's warm-up: (pp − i − 1)·2 + (v − 1)·pp chunk-forwards, plus the one in progress.
-            const double v = static_cast<double>(l.vpp);
-            const double chunks = static_cast<double>((pp - stage - 1) * 2 + (l.vpp - 1) * pp + 1);
+            const double v = static_cast<double>(vpp);
+            const double chunks = static_cast<double>((pp - stage - 1) * 2 + (vpp - 1) * pp + 1);
             return std::min(chunks, mm * v) / v;  // in units of the whole stage (all v chunks)
         }
         case Schedule::dualpipe:
@@ -109,36 +121,46 @@ double in_flight_micro_batches(const Layout& l, int64_t stage, int64_t m) {
     return 1.0;
 }
 
-double bubble_time_s(const Layout& l, const std::vector<StageTimes>& stages) {
-    double sum = 0;
-    StageTimes slowest;
-    for (const StageTimes& s : stages) {
-        sum += s.total();
-        if (s.total() > slowest.total()) slowest = s;
-    }
-    return bubble_time_s(l, sum, slowest);
+double in_flight_micro_batches(const Layout& l, int64_t stage, int64_t m) {
+    return in_flight_micro_batches(l.schedule, l.pp, l.vpp, stage, m);
 }
 
-double bubble_time_s(const Layout& l, double sum, const StageTimes& slowest) {
-    if (l.pp <= 1) return 0.0;
+int64_t slowest_rank(const PipelineSpec& s) {
+    int64_t r = 0;
+    for (size_t i = 1; i < s.ranks.size(); ++i)
+        if (s.ranks[i].total() > s.ranks[static_cast<size_t>(r)].total()) r = static_cast<int64_t>(i);
+    return r;
+}
+
+double bubble_time_s(const PipelineSpec& s) {
+    if (s.pp <= 1 || s.ranks.empty()) return 0.0;
+    const StageTimes& slowest = s.ranks[static_cast<size_t>(slowest_rank(s))];
+    double sum = 0;
+    for (const StageTimes& t : s.ranks) sum += t.total();
     const double F = slowest.fwd_s, B = slowest.bwd_s, W = slowest.wgrad_s;
     // Fill + drain: every other stage's forward and backward once (uniform stages: (pp−1)(F+B)).
     const double fill = sum - slowest.total();
     const double FB = F + B;
-    switch (l.schedule) {
+    switch (s.schedule) {
         case Schedule::gpipe:
         case Schedule::one_f_one_b: return fill;
-        case Schedule::interleaved: return fill / static_cast<double>(l.vpp);
+        case Schedule::interleaved: return fill / static_cast<double>(s.vpp);
         case Schedule::zb: return FB > 0 ? fill * std::max(0.0, FB - 2.0 * W) / FB : 0.0;
         case Schedule::dualpipe: {
             // (pp/2 − 1)·(F&B + B − 3W) with F&B ≈ F + B, relative to 1F1B's (pp − 1)(F + B).
-            const double pp = static_cast<double>(l.pp);
+            const double pp = static_cast<double>(s.pp);
             if (FB <= 0) return 0.0;
             const double per = std::max(0.0, FB + B - 3.0 * W);
             return fill / (pp - 1.0) * (pp / 2.0 - 1.0) * per / FB;
         }
     }
     return fill;
+}
+
+double exposed_sends_s(const PipelineSpec& s) {
+    if (s.pp <= 1) return 0.0;
+    const int64_t v = s.schedule == Schedule::interleaved ? s.vpp : 1;
+    return 2.0 * static_cast<double>((s.pp - 1) * v) * s.p2p_s;
 }
 
 }  // namespace shardplan

@@ -87,8 +87,7 @@ void write_trace(std::ostream& out, const Plan& p, const SimResult& r, const Pip
         std::string args = fmt::format(R"("chunk":{},{}"micro_batch":{},"virtual_stage":{})", o.chunk,
                                        dual ? fmt::format(R"("direction":{},)", o.line) : "", o.micro_batch, vs);
         // A backward under recomputation first replays its forward: drawn as "R3" before "B3".
-        const size_t k = static_cast<size_t>(o.rank * chunks_per_rank(s) + o.chunk);
-        const double rec = o.kind == 'B' && k < s.r_s.size() ? std::min(s.r_s[k], o.end_s - o.start_s) : 0.0;
+        const double rec = o.kind == 'B' ? std::min(chunk_times(s, o.rank).r_s, o.end_s - o.start_s) : 0.0;
         if (rec > 0)
             ev.span(fmt::format("R{}", o.micro_batch), o.rank, kCompute, o.start_s * us, rec * us,
                     fmt::format(R"("chunk":{},"micro_batch":{},"what":"recomputed forward")", o.chunk, o.micro_batch));

@@ -159,6 +159,14 @@ std::optional<LayoutProblem> check_layout(const ModelSpec& m, const ClusterSpec&
             return problem("too_few_micro_batches", "layout.global_batch",
                            fmt::format("at least {} micro-batches ({}), got {} = {}/({}·{})", need, why, m_mb, gb,
                                        l.micro_batch, l.dp));
+        // Megatron's interleaved order runs micro-batches through the chunks in groups of pp; with a
+        // partial last group the ranks' orders wait on each other (the simulation deadlocks), and every
+        // published interleaved run in ../shared/validation has m a multiple of pp.
+        if (l.schedule == Schedule::interleaved && m_mb % l.pp != 0)
+            return problem("interleaved_groups", "layout.global_batch",
+                           fmt::format("a number of micro-batches that is a multiple of pp ({}) for interleaved 1F1B "
+                                       "(Megatron's groups of pp), got {} = {}/({}·{})",
+                                       l.pp, m_mb, gb, l.micro_batch, l.dp));
         if (l.schedule == Schedule::dualpipe && m_mb % 2 != 0)
             return problem("dualpipe_even_micro_batches", "layout.global_batch",
                            fmt::format("an even number of micro-batches for DualPipe (half enter at each end), got {} = "

@@ -127,145 +127,183 @@ struct Geometry {
     }
 };
 
+/// One simulation: the ranks' pass lists, when each pass's inputs are ready, and the sweep that runs
+/// every rank as far as its inputs allow.
+class Simulation {
+public:
+    explicit Simulation(const PipelineSpec& s) : s_(s), g_(s), auto_w_(s.schedule == Schedule::zb) {
+        const size_t pp = static_cast<size_t>(s.pp);
+        for (int64_t r = 0; r < s.pp; ++r) chunk_.push_back(chunk_times(s, r));
+        const size_t slots = static_cast<size_t>(g_.lines * g_.length * g_.per_line);
+        f_end_.assign(slots, -1);
+        b_end_.assign(slots, -1);
+        lists_.resize(pp);
+        last_f_.assign(pp, 0);
+        for (int64_t r = 0; r < s.pp; ++r) {
+            auto& l = lists_[static_cast<size_t>(r)];
+            l = rank_ops(s, r);
+            for (size_t q = 0; q < l.size(); ++q)
+                if (l[q].kind == 'F') last_f_[static_cast<size_t>(r)] = q + 1;
+            remaining_ += l.size();
+        }
+        next_.assign(pp, 0);
+        free_.assign(pp, 0);
+        alive_.assign(pp, 0);
+        held_.resize(pp);
+        res_.line_length = g_.length;
+        res_.busy_s.assign(pp, 0);
+        res_.peak_in_flight.assign(pp, 0);
+        if (s.record_ops) res_.ops.reserve(remaining_ + remaining_ / 2);
+    }
+
+    /// Each rank runs its list in order, every pass as soon as the rank is free and its inputs are
+    /// there. A rank goes as far as it can, then waits for inputs another rank has yet to compute; the
+    /// sweep over the ranks repeats until all are done. Start times depend only on these dependencies,
+    /// so the order of the sweep does not change them.
+    SimResult run() {
+        size_t done = 0;
+        while (done < remaining_) {
+            bool progress = false;
+            for (int64_t r = 0; r < s_.pp; ++r) progress = advance(r, done) || progress;
+            if (!progress) {
+                res_.error = "the schedule deadlocks";
+                return std::move(res_);
+            }
+        }
+        std::sort(res_.ops.begin(), res_.ops.end(), [](const SimOp& a, const SimOp& b) {
+            return a.start_s != b.start_s ? a.start_s < b.start_s : a.rank < b.rank;
+        });
+        return std::move(res_);
+    }
+
+private:
+    /// When a pass's inputs are there: -1 while one of them is still to be computed.
+    double inputs_ready(int64_t r, const Op& o) const {
+        const int64_t line = g_.line(o.chunk), pos = g_.position(r, o.chunk);
+        if (o.kind == 'F') {
+            if (pos == 0) return 0;
+            const double d = f_end_[g_.at(line, pos - 1, o.mb)];
+            return d < 0 ? -1 : d + s_.p2p_s;
+        }
+        if (f_end_[g_.at(line, pos, o.mb)] < 0) return -1;
+        if (pos == g_.length - 1) return 0;
+        const double d = b_end_[g_.at(line, pos + 1, o.mb)];
+        return d < 0 ? -1 : d + s_.p2p_s;
+    }
+
+    /// Whether a ZB-H1 rank runs one of its held weight-gradient passes now: before a forward that
+    /// would keep more than pp micro-batches alive (1F1B's peak, on its first stage), so no rank holds
+    /// more than that (later ranks, which 1F1B leaves below it, defer their W passes by up to r); in
+    /// the drain (no forward left), when the rank would otherwise wait for gradients. -1: not known yet.
+    int held_w_now(int64_t r) const {
+        const size_t ri = static_cast<size_t>(r);
+        const auto& l = lists_[ri];
+        if (next_[ri] >= l.size()) return 1;
+        if (l[next_[ri]].kind == 'F' && alive_[ri] >= std::min(s_.pp, s_.micro_batches)) return 1;
+        if (next_[ri] < last_f_[ri]) return 0;
+        const double in = inputs_ready(r, l[next_[ri]]);
+        if (in < 0) return -1;  // decided once the gradient's arrival is known
+        return in > free_[ri] ? 1 : 0;
+    }
+
+    /// Runs rank r's passes as far as their inputs allow; whether any ran.
+    bool advance(int64_t r, size_t& done) {
+        const size_t ri = static_cast<size_t>(r);
+        const auto& l = lists_[ri];
+        bool progress = false;
+        while (true) {
+            if (auto_w_ && !held_[ri].empty()) {
+                const int w = held_w_now(r);
+                if (w < 0) break;
+                if (w == 1) {
+                    execute(r, Op{'W', -1, -1}, free_[ri]);
+                    progress = true;
+                    continue;
+                }
+            }
+            if (next_[ri] >= l.size()) break;
+            const Op& o = l[next_[ri]];
+            double start = free_[ri];
+            if (o.kind == 'W') {
+                if (held_[ri].empty()) break;  // nothing held: the order is wrong, reported as a deadlock
+            } else {
+                const double in = inputs_ready(r, o);
+                if (in < 0) break;
+                start = std::max(start, in);
+                if (o.join && next_[ri] + 1 < l.size()) {
+                    const double b = inputs_ready(r, l[next_[ri] + 1]);  // its own F is done before the pair
+                    if (b < 0) break;
+                    start = std::max(start, b);
+                }
+            }
+            ++next_[ri];
+            ++done;
+            execute(r, o, start);
+            progress = true;
+        }
+        return progress;
+    }
+
+    /// One pass on `rank` from `start`: its end, the activations it stores or frees, the rank's clock.
+    /// Weight-gradient passes whose B has run wait in `held_`, oldest first; DualPipe's order says
+    /// where each one runs, ZB-H1's is decided by held_w_now().
+    void execute(int64_t rank, Op o, double start) {
+        const size_t r = static_cast<size_t>(rank);
+        if (o.kind == 'W') {
+            std::tie(o.mb, o.chunk) = held_[r].front();
+            held_[r].pop_front();
+        }
+        const int64_t line = g_.line(o.chunk), pos = g_.position(rank, o.chunk);
+        const ChunkTimes& t = chunk_[r];
+        const double dur = o.kind == 'F' ? t.f_s : (o.kind == 'W' ? t.w_s : t.b_s + (o.split ? 0.0 : t.w_s));
+        const double end = start + dur;
+        if (o.kind == 'F') {
+            f_end_[g_.at(line, pos, o.mb)] = end;
+            res_.peak_in_flight[r] = std::max(res_.peak_in_flight[r], ++alive_[r]);
+        } else if (o.kind == 'B') {
+            b_end_[g_.at(line, pos, o.mb)] = end;
+            if (o.split) held_[r].emplace_back(o.mb, o.chunk);
+            else --alive_[r];
+        } else {
+            --alive_[r];  // the weight gradient was the last use of the stored inputs
+        }
+        free_[r] = end;
+        res_.busy_s[r] += dur;
+        // Micro-batches are numbered across DualPipe's two directions: direction 1's first is m/2.
+        if (s_.record_ops) res_.ops.push_back({rank, o.chunk, o.mb + line * g_.per_line, o.kind, start, end, line, pos});
+        res_.makespan_s = std::max(res_.makespan_s, end);
+    }
+
+    const PipelineSpec& s_;
+    const Geometry g_;
+    const bool auto_w_;  // ZB-H1 places the held W passes itself
+    std::vector<ChunkTimes> chunk_;  // per rank
+    std::vector<double> f_end_, b_end_;  // finish times by (line, position, micro-batch); -1 = not yet run
+    std::vector<std::vector<Op>> lists_;
+    std::vector<size_t> last_f_;  // one past the last forward of each list
+    std::vector<size_t> next_;
+    std::vector<double> free_;
+    std::vector<int64_t> alive_;
+    std::vector<std::deque<std::pair<int64_t, int64_t>>> held_;
+    size_t remaining_ = 0;
+    SimResult res_;
+};
+
 }  // namespace
 
-int64_t chunks_per_rank(const PipelineSpec& s) {
-    if (s.schedule == Schedule::dualpipe) return 2;
-    return s.schedule == Schedule::interleaved ? s.vpp : 1;
-}
-
 SimResult simulate_pipeline(const PipelineSpec& s) {
-    SimResult res;
-    const int64_t pp = s.pp, m = s.micro_batches;
-    const Geometry g(s);
-    res.line_length = g.length;
-    if (s.schedule == Schedule::dualpipe && (pp % 2 != 0 || m % 2 != 0 || m < 2 * pp)) {
+    if (s.schedule == Schedule::dualpipe && (s.pp % 2 != 0 || s.micro_batches % 2 != 0 || s.micro_batches < 2 * s.pp)) {
+        SimResult res;
+        res.line_length = s.pp;
         res.error = "DualPipe needs an even pp and an even number of micro-batches, at least 2·pp";
         return res;
     }
-    const bool auto_w = s.schedule == Schedule::zb;  // ZB-H1 places the held W passes itself
-    auto idx = [&](int64_t r, int64_t c) { return static_cast<size_t>(r * g.chunks + c); };
-    // Finish times of each pass, by (line, position, micro-batch); -1 = not yet run.
-    const size_t slots = static_cast<size_t>(g.lines * g.length * g.per_line);
-    std::vector<double> f_end(slots, -1), b_end(slots, -1);
-    std::vector<std::vector<Op>> lists(static_cast<size_t>(pp));
-    std::vector<size_t> last_f(static_cast<size_t>(pp), 0);  // one past the last forward of each list
-    for (int64_t r = 0; r < pp; ++r) {
-        auto& l = lists[static_cast<size_t>(r)];
-        l = rank_ops(s, r);
-        for (size_t q = 0; q < l.size(); ++q)
-            if (l[q].kind == 'F') last_f[static_cast<size_t>(r)] = q + 1;
+    if (s.ranks.size() != static_cast<size_t>(s.pp)) {
+        SimResult res;
+        res.error = "the pipeline needs one stage's times per rank";
+        return res;
     }
-    std::vector<size_t> next(static_cast<size_t>(pp), 0);
-    std::vector<double> free(static_cast<size_t>(pp), 0);
-    std::vector<int64_t> alive(static_cast<size_t>(pp), 0);
-    res.busy_s.assign(static_cast<size_t>(pp), 0);
-    res.peak_in_flight.assign(static_cast<size_t>(pp), 0);
-    size_t remaining = 0;
-    for (const auto& l : lists) remaining += l.size();
-    // When a pass's inputs are there: -1 while one of them is still to be computed.
-    auto inputs_ready = [&](int64_t r, const Op& o) -> double {
-        const int64_t line = g.line(o.chunk), pos = g.position(r, o.chunk);
-        if (o.kind == 'F') {
-            if (pos == 0) return 0;
-            const double d = f_end[g.at(line, pos - 1, o.mb)];
-            return d < 0 ? -1 : d + s.p2p_s;
-        }
-        if (f_end[g.at(line, pos, o.mb)] < 0) return -1;
-        if (pos == g.length - 1) return 0;
-        const double d = b_end[g.at(line, pos + 1, o.mb)];
-        return d < 0 ? -1 : d + s.p2p_s;
-    };
-    // Weight-gradient passes whose B has run, oldest first. ZB-H1 runs one before a forward that would
-    // exceed 1F1B's activation peak (pp) or, in the drain, when the rank would otherwise idle; DualPipe's
-    // order says where each one runs.
-    std::vector<std::deque<std::pair<int64_t, int64_t>>> held(static_cast<size_t>(pp));
-    auto run = [&](int64_t rank, Op o, double start) {
-        const size_t r = static_cast<size_t>(rank);
-        if (o.kind == 'W') {
-            std::tie(o.mb, o.chunk) = held[r].front();
-            held[r].pop_front();
-        }
-        const int64_t line = g.line(o.chunk), pos = g.position(rank, o.chunk);
-        const size_t k = idx(rank, o.chunk);
-        const double dur = o.kind == 'F' ? s.f_s[k] : (o.kind == 'W' ? s.w_s[k] : s.b_s[k] + (o.split ? 0.0 : s.w_s[k]));
-        const double end = start + dur;
-        if (o.kind == 'F') {
-            f_end[g.at(line, pos, o.mb)] = end;
-            res.peak_in_flight[r] = std::max(res.peak_in_flight[r], ++alive[r]);
-        } else if (o.kind == 'B') {
-            b_end[g.at(line, pos, o.mb)] = end;
-            if (o.split) held[r].emplace_back(o.mb, o.chunk);
-            else --alive[r];
-        } else {
-            --alive[r];  // the weight gradient was the last use of the stored inputs
-        }
-        free[r] = end;
-        res.busy_s[r] += dur;
-        // Micro-batches are numbered across DualPipe's two directions: direction 1's first is m/2.
-        if (s.record_ops) res.ops.push_back({rank, o.chunk, o.mb + line * g.per_line, o.kind, start, end, line, pos});
-        res.makespan_s = std::max(res.makespan_s, end);
-    };
-    // Each rank runs its list in order, every pass as soon as the rank is free and its inputs are there.
-    // A rank goes as far as it can, then waits for inputs another rank has yet to compute; the sweep over
-    // the ranks repeats until all are done. Start times depend only on these dependencies, so the order
-    // of the sweep does not change them.
-    if (s.record_ops) res.ops.reserve(remaining + remaining / 2);
-    size_t done = 0;
-    while (done < remaining) {
-        bool progress = false;
-        for (int64_t r = 0; r < pp; ++r) {
-            const size_t ri = static_cast<size_t>(r);
-            const auto& l = lists[ri];
-            while (true) {
-                const bool finished = next[ri] >= l.size();
-                if (auto_w && !held[ri].empty()) {
-                    // A W runs before a forward that would keep more than pp micro-batches alive (1F1B's
-                    // peak, on its first stage), so no rank holds more than that; later ranks, which 1F1B
-                    // leaves below it, defer their W passes by up to r. In the drain (no forward left) the
-                    // held ones fill the time the rank would wait for gradients.
-                    bool w = finished || (l[next[ri]].kind == 'F' && alive[ri] >= std::min(pp, m));
-                    if (!w && next[ri] >= last_f[ri]) {
-                        const double in = inputs_ready(r, l[next[ri]]);
-                        if (in < 0) break;  // decided once the gradient's arrival is known
-                        w = in > free[ri];
-                    }
-                    if (w) {
-                        run(r, Op{'W', -1, -1}, free[ri]);
-                        progress = true;
-                        continue;
-                    }
-                }
-                if (finished) break;
-                const Op& o = l[next[ri]];
-                double start = free[ri];
-                if (o.kind == 'W') {
-                    if (held[ri].empty()) break;  // nothing held: the order is wrong, reported below
-                } else {
-                    const double in = inputs_ready(r, o);
-                    if (in < 0) break;
-                    start = std::max(start, in);
-                    if (o.join && next[ri] + 1 < l.size()) {
-                        const double b = inputs_ready(r, l[next[ri] + 1]);  // its own F is done before the pair
-                        if (b < 0) break;
-                        start = std::max(start, b);
-                    }
-                }
-                ++next[ri];
-                ++done;
-                run(r, o, start);
-                progress = true;
-            }
-        }
-        if (!progress) {
-            res.error = "the schedule deadlocks";
-            return res;
-        }
-    }
-    std::sort(res.ops.begin(), res.ops.end(), [](const SimOp& a, const SimOp& b) {
-        return a.start_s != b.start_s ? a.start_s < b.start_s : a.rank < b.rank;
-    });
-    return res;
+    return Simulation(s).run();
 }
 
 }  // namespace shardplan

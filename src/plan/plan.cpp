@@ -3,10 +3,11 @@
 
 #include <algorithm>
 #include <array>
+#include <limits>
 
 #include "shardplan/collectives.h"
 #include "shardplan/compute.h"
-#include "shardplan/simulate.h"
+#include "shardplan/pipeline.h"
 
 #include <fmt/format.h>
 
@@ -79,19 +80,23 @@ double tokens_per_s_per_gpu_bound(const ModelSpec& m, const ClusterSpec& c, cons
     return static_cast<double>(global_batch(l)) * static_cast<double>(l.seq_len) / (step_lb * static_cast<double>(c.gpus));
 }
 
-Plan evaluate_closed_form(const ModelSpec& m, const ClusterSpec& c, const Layout& l) {
+Plan evaluate(const ModelSpec& m, const ClusterSpec& c, const Layout& l, const EvalOptions& o) {
     Plan plan;
     plan.model = m;
     plan.cluster = c;
     plan.layout = l;
-    evaluate_into(m, c, l, plan);
+    evaluate_into(m, c, l, plan, o);
     return plan;
 }
 
-Plan evaluate(const ModelSpec& m, const ClusterSpec& c, const Layout& l) {
-    Plan plan = evaluate_closed_form(m, c, l);
-    simulate_step(plan);
-    return plan;
+Plan evaluate_closed_form(const ModelSpec& m, const ClusterSpec& c, const Layout& l) {
+    return evaluate(m, c, l, EvalOptions{.pipeline = PipelineMethod::closed_form});
+}
+
+Plan evaluate_traced(const ModelSpec& m, const ClusterSpec& c, const Layout& l, SimulatedStep& step) {
+    step = {};
+    // trace_refusal() bounds the passes a trace may draw; within them the plan is the simulated one.
+    return evaluate(m, c, l, EvalOptions{.max_passes = std::numeric_limits<int64_t>::max(), .keep = &step});
 }
 
 namespace {
@@ -112,7 +117,9 @@ struct Scratch {
     std::vector<Stage> stages;
     std::array<int64_t, 6> split_key{-1, -1, -1, -1, -1, -1};
     std::vector<StageClass> classes;
-    std::vector<size_t> class_of;
+    std::vector<size_t> class_of;  // per stage
+    PipelineSpec spec;
+    PipelineResult pipeline;
 };
 
 Scratch& scratch() {
@@ -132,9 +139,10 @@ const std::vector<Stage>& split(const ModelSpec& m, const Layout& l, Scratch& x)
     return x.stages;
 }
 
-/// 2. Memory of each stage class at its peak; the fullest stage decides whether the layout fits.
-void place_memory(const ModelSpec& m, const ClusterSpec& c, const Layout& l, const LayerMemory& layer_mem, int64_t mb,
-                  Scratch& x, Plan& plan) {
+/// 2. The memory model of each stage class: what it holds with no micro-batch in flight, and what each
+/// one in flight adds.
+void model_stage_memory(const ModelSpec& m, const ClusterSpec& c, const Layout& l, const LayerMemory& layer_mem,
+                        Scratch& x) {
     x.classes.clear();
     x.class_of.clear();
     for (const Stage& s : x.stages) {
@@ -149,15 +157,20 @@ void place_memory(const ModelSpec& m, const ClusterSpec& c, const Layout& l, con
         ++x.classes[k].count;
         x.class_of.push_back(k);
     }
-    double worst_mem = -1;
-    for (const StageClass& k : x.classes) {
-        MemoryBreakdown mem = k.at0;
-        mem.activations_bytes += in_flight_micro_batches(l, k.first->index, mb) * k.act_per_mb;
-        if (mem.total_bytes() > worst_mem ||
-            (mem.total_bytes() == worst_mem && k.first->index < plan.worst_memory_stage)) {
-            worst_mem = mem.total_bytes();
-            plan.worst_memory_stage = k.first->index;
-            plan.memory = mem;
+}
+
+/// Each stage's memory at its in-flight count; the fullest (the first of equals) decides whether the
+/// layout fits.
+void place_memory(const Scratch& x, const std::vector<double>& in_flight, Plan& plan) {
+    double worst = -1;
+    for (size_t i = 0; i < x.stages.size(); ++i) {
+        const StageClass& k = x.classes[x.class_of[i]];
+        const double total = k.at0.total_bytes() + in_flight[i] * k.act_per_mb;
+        if (total > worst) {
+            worst = total;
+            plan.worst_memory_stage = x.stages[i].index;
+            plan.memory = k.at0;
+            plan.memory.activations_bytes += in_flight[i] * k.act_per_mb;
         }
     }
     plan.memory_fits = plan.memory.total_bytes() <= plan.capacity_bytes;
@@ -192,14 +205,13 @@ LayerComm layer_comm(const ModelSpec& m, const Layout& l, const std::vector<Grou
 }
 
 /// 5. Each stage class's per-micro-batch times, with the per-layer traffic that stays exposed. Returns
-/// the critical (slowest, then lowest-index) class; `sum_totals` is every stage's total.
+/// the critical (slowest, then lowest-index) class.
 const StageClass* time_stages(const Layout& l, const StepWork& w, const LayerComm& x, double chunk_share,
-                              std::vector<StageClass>& classes, double& sum_totals) {
+                              std::vector<StageClass>& classes) {
     const LayerWork& dense = w.dense;
     const LayerWork& moe = w.moe;
     const LayerWork& head = w.head;
     const int rf = x.recompute_fwd;
-    sum_totals = 0;
     const StageClass* critical = nullptr;
     for (StageClass& k : classes) {
         const Stage& s = *k.first;
@@ -215,7 +227,6 @@ const StageClass* time_stages(const Layout& l, const StepWork& w, const LayerCom
         t.wgrad_s = nd * dense.wgrad_s + ne * moe.wgrad_s + (s.last ? head.wgrad_s : 0);
         t.recompute_s = nd * dense.recompute_s + ne * moe.recompute_s +
                         static_cast<double>(2 * rf) * (n * (l.tp > 1 ? 1 : 0) * x.tp_exp + ne * (x.has_ep ? 1 : 0) * x.ep_exp);
-        sum_totals += static_cast<double>(k.count) * t.total();
         if (!critical || t.total() > critical->times.total() ||
             (t.total() == critical->times.total() && s.index < critical->first->index))
             critical = &k;
@@ -224,13 +235,12 @@ const StageClass* time_stages(const Layout& l, const StepWork& w, const LayerCom
 }
 
 /// Every stage's report (the search reads only the totals and skips them).
-void report_stages(const Layout& l, int64_t mb, const Scratch& x, Plan& plan) {
+void report_stages(const Scratch& x, const PipelineResult& pipe, Plan& plan) {
     plan.stages.reserve(x.stages.size());
     for (size_t i = 0; i < x.stages.size(); ++i) {
         const StageClass& k = x.classes[x.class_of[i]];
-        const double in_flight = in_flight_micro_batches(l, x.stages[i].index, mb);
-        StageReport r{x.stages[i], k.at0, in_flight, k.times, k.act_per_mb};
-        r.memory.activations_bytes += in_flight * k.act_per_mb;
+        StageReport r{x.stages[i], k.at0, pipe.in_flight[i], k.times, k.act_per_mb};
+        r.memory.activations_bytes += pipe.in_flight[i] * k.act_per_mb;
         plan.stages.push_back(r);
     }
 }
@@ -302,10 +312,58 @@ void finish_throughput(const ModelSpec& m, const ClusterSpec& c, const Layout& l
     finish_step(plan, l, c);
 }
 
+/// 6. Per-axis totals on the critical stage: TP, CP and EP per layer and micro-batch. `layers_mb` and
+/// `moe_layers_mb` are the layer passes of all micro-batches on that stage.
+void add_layer_terms(const Layout& l, const LayerComm& lc, int64_t layers_mb, int64_t moe_layers_mb, double step_flops,
+                     Plan& plan) {
+    if (l.tp > 1)
+        add_term(plan, term(Axis::tp, lc.tp, group(plan.groups, Axis::tp), layers_mb * lc.tp_calls,
+                            static_cast<double>(layers_mb * lc.tp_calls) * lc.tp_exp), step_flops);
+    if (l.cp > 1)
+        add_term(plan, term(Axis::cp, lc.cp, group(plan.groups, Axis::cp), layers_mb * lc.cp_calls,
+                            static_cast<double>(layers_mb) * (lc.cp_fwd_exp + lc.cp_bwd_exp)), step_flops);
+    if (lc.has_ep)
+        add_term(plan, term(Axis::ep, lc.ep, group(plan.groups, Axis::ep), moe_layers_mb * lc.ep_calls,
+                            static_cast<double>(moe_layers_mb * lc.ep_calls) * lc.ep_exp), step_flops);
+}
+
+/// 7. The pipeline stage: each rank's per-micro-batch times and the boundary send go to the closed forms
+/// or the simulation (pipeline.h), which return the bubble, what the sends add and each rank's in-flight
+/// count. Every micro-batch crosses each boundary forward and backward (× vpp chunks); the PP term's
+/// exposed time is what the sends add to the step.
+const PipelineResult& run_pipeline(const ModelSpec& m, const Layout& l, const Fabric& fabric, const EvalOptions& o,
+                                   double step_flops, Scratch& x, Plan& plan) {
+    PipelineSpec& spec = x.spec;
+    spec.schedule = l.schedule;
+    spec.pp = l.pp;
+    spec.vpp = l.schedule == Schedule::interleaved ? l.vpp : 1;
+    spec.micro_batches = plan.micro_batches;
+    spec.ranks.clear();
+    for (size_t i = 0; i < x.stages.size(); ++i) spec.ranks.push_back(x.classes[x.class_of[i]].times);
+    spec.p2p_s = 0;
+    spec.record_ops = o.keep != nullptr;
+    Traffic pp{};
+    const GroupPlacement& g = group(plan.groups, Axis::pp);
+    if (l.pp > 1) {
+        pp = pp_traffic(m, l, g, fabric);
+        spec.p2p_s = pp.time_s;
+    }
+    const bool simulate = o.keep != nullptr || (o.pipeline == PipelineMethod::simulated && l.pp > 1);
+    x.pipeline = simulate ? simulated_pipeline(spec, o.max_passes) : closed_form_pipeline(spec);
+    const PipelineResult& r = x.pipeline;
+    if (l.pp > 1) {
+        const int64_t calls = 2 * plan.micro_batches * spec.vpp * (l.schedule == Schedule::dualpipe ? 2 : 1);
+        add_term(plan, term(Axis::pp, pp, g, calls, r.sends_exposed_s), step_flops);
+        plan.time.pipeline_simulated = r.simulated;
+        plan.time.pipeline_note = r.note;
+    }
+    plan.time.bubble_s = r.bubble_s;
+    return r;
+}
+
 }  // namespace
 
-void evaluate_into(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Plan& plan, Depth depth,
-                   const StepWork* work) {
+void evaluate_into(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Plan& plan, const EvalOptions& o) {
     plan.capacity_bytes = c.gpu.hbm_usable_bytes;
     plan.rejection = check_layout(m, c, l);
     plan.stages.clear();
@@ -318,76 +376,64 @@ void evaluate_into(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Pl
     plan.worst_memory_stage = plan.critical_stage = plan.micro_batches = 0;
     if (plan.rejection) return;
 
-    // 1-2. Layers onto pipeline ranks; each stage's memory at its peak.
+    // 1-2. Layers onto pipeline ranks; each stage's memory model. A lean or memory-only evaluation
+    // (the search) decides here, at the closed-form in-flight counts, whether the layout fits.
     const int64_t mb = micro_batches(l);
     plan.micro_batches = mb;
     Scratch& x = scratch();
     const std::vector<Stage>& stages = split(m, l, x);
-    const double chunk_share = l.schedule == Schedule::dualpipe ? 0.5 : 1.0;  // a micro-batch crosses one of its 2 stages
-    const bool shared_work = work && work->key == work_key(l);
+    const bool shared_work = o.work && o.work->key == work_key(l);
     const LayerMemory own_mem = shared_work ? LayerMemory{} : layer_memory(m, l);
-    const LayerMemory& layer_mem = shared_work ? work->memory : own_mem;
-    place_memory(m, c, l, layer_mem, mb, x, plan);
-    if (depth == Depth::lean && !plan.memory_fits) return;
+    const LayerMemory& layer_mem = shared_work ? o.work->memory : own_mem;
+    model_stage_memory(m, c, l, layer_mem, x);
+    if (o.depth != Depth::full) {
+        x.pipeline.in_flight.clear();
+        for (const Stage& s : stages) x.pipeline.in_flight.push_back(in_flight_micro_batches(l, s.index, mb));
+        place_memory(x, x.pipeline.in_flight, plan);
+        if (o.depth == Depth::lean && !plan.memory_fits) return;
+    }
 
     // Groups onto the machine: which tier each axis's traffic takes.
     place_groups(c, l, plan.groups);
-    if (depth == Depth::memory) return;
+    if (o.depth == Depth::memory) return;
     const Fabric fabric = make_fabric(c);
-    const Efficiency& eff = c.gpu.eff;
 
     // 3. Work of one layer for one micro-batch on one GPU (dense and MoE layers), and the LM head.
     const StepWork own = shared_work ? StepWork{} : step_work(m, c, l);
-    const StepWork& w = shared_work ? *work : own;
+    const StepWork& w = shared_work ? *o.work : own;
 
     // 4-5. Per-layer TP/CP/EP traffic; each stage class's per-micro-batch times with what stays exposed.
-    const LayerComm lc = layer_comm(m, l, plan.groups, fabric, eff, w.dense);
-    double sum_totals = 0;
-    const StageClass* critical = time_stages(l, w, lc, chunk_share, x.classes, sum_totals);
+    const double chunk_share = l.schedule == Schedule::dualpipe ? 0.5 : 1.0;  // a micro-batch crosses one of its 2 stages
+    const LayerComm lc = layer_comm(m, l, plan.groups, fabric, c.gpu.eff, w.dense);
+    const StageClass* critical = time_stages(l, w, lc, chunk_share, x.classes);
     plan.critical_stage = critical->first->index;
-    if (depth == Depth::full) report_stages(l, mb, x, plan);
 
-    // 6. The critical stage sets the pace: m micro-batches, then the pipeline fill and drain.
-    const Stage& cs = stages[plan.critical_stage];
+    // The critical stage sets the pace: m micro-batches of its compute, recompute and exposed traffic.
+    const Stage& cs = stages[static_cast<size_t>(plan.critical_stage)];
     const double cnd = static_cast<double>(cs.layers - cs.moe_layers) * chunk_share;
     const double cne = static_cast<double>(cs.moe_layers) * chunk_share;
-    const double cn = cnd + cne;
     const double dm = static_cast<double>(mb);
-    const double compute_mb = cnd * (w.dense.fwd_s + w.dense.bwd_s) + cne * (w.moe.fwd_s + w.moe.bwd_s) +
-                              (cs.last ? w.head.fwd_s + w.head.bwd_s : 0);
-    const double recompute_mb = cnd * w.dense.recompute_s + cne * w.moe.recompute_s;
-    plan.time.compute_s = dm * compute_mb;
-    plan.time.recompute_s = dm * recompute_mb;
-    plan.time.bubble_s = bubble_time_s(l, sum_totals, critical->times);
-
-    // 7. Per-axis totals on the critical stage. TP, CP, EP: per layer per micro-batch.
+    plan.time.compute_s = dm * (cnd * (w.dense.fwd_s + w.dense.bwd_s) + cne * (w.moe.fwd_s + w.moe.bwd_s) +
+                                (cs.last ? w.head.fwd_s + w.head.bwd_s : 0));
+    plan.time.recompute_s = dm * (cnd * w.dense.recompute_s + cne * w.moe.recompute_s);
     const double step_flops = dm * (cnd * w.dense.model_flops + cne * w.moe.model_flops +
                                     (cs.last ? w.head.model_flops : 0) + cnd * w.dense.recompute_flops +
                                     cne * w.moe.recompute_flops);
-    const int64_t layers_mb = static_cast<int64_t>(cn * dm + 0.5);
-    const int64_t moe_mb = static_cast<int64_t>(cne * dm + 0.5);
-    if (l.tp > 1)
-        add_term(plan, term(Axis::tp, lc.tp, group(plan.groups, Axis::tp), layers_mb * lc.tp_calls,
-                            static_cast<double>(layers_mb * lc.tp_calls) * lc.tp_exp), step_flops);
-    if (l.cp > 1)
-        add_term(plan, term(Axis::cp, lc.cp, group(plan.groups, Axis::cp), layers_mb * lc.cp_calls,
-                            static_cast<double>(layers_mb) * (lc.cp_fwd_exp + lc.cp_bwd_exp)), step_flops);
-    if (lc.has_ep)
-        add_term(plan, term(Axis::ep, lc.ep, group(plan.groups, Axis::ep), moe_mb * lc.ep_calls,
-                            static_cast<double>(moe_mb * lc.ep_calls) * lc.ep_exp), step_flops);
-    // PP: every micro-batch crosses each boundary forward and backward (× vpp chunks); only the fill and
-    // drain sends sit on the critical path, the steady-state ones overlap compute.
-    if (l.pp > 1) {
-        const GroupPlacement& g = group(plan.groups, Axis::pp);
-        const Traffic pp = pp_traffic(m, l, g, fabric);
-        const int64_t v = l.schedule == Schedule::interleaved ? l.vpp : 1;
-        const int64_t calls = 2 * mb * v * (l.schedule == Schedule::dualpipe ? 2 : 1);
-        add_term(plan, term(Axis::pp, pp, g, calls, 2.0 * static_cast<double>((l.pp - 1) * v) * pp.time_s), step_flops);
+    add_layer_terms(l, lc, static_cast<int64_t>((cnd + cne) * dm + 0.5), static_cast<int64_t>(cne * dm + 0.5),
+                    step_flops, plan);
+
+    // 7. The pipeline: bubble, exposed sends and in-flight counts; then each stage's memory at its count.
+    const PipelineResult& pipe = run_pipeline(m, l, fabric, o, step_flops, x, plan);
+    place_memory(x, pipe.in_flight, plan);
+    if (o.depth == Depth::full) report_stages(x, pipe, plan);
+    if (o.keep) {
+        o.keep->spec = x.spec;
+        o.keep->result = std::move(x.pipeline.passes);
     }
 
     // 8. DP reduction and parameter gathers.
     const StageParams owned = stage_params(m, l, cs, layer_mem);
-    add_dp_terms(l, owned, critical->times, fabric, eff, mb, step_flops, plan);
+    add_dp_terms(l, owned, critical->times, fabric, c.gpu.eff, mb, step_flops, plan);
 
     // 9. Optimizer on the parameters this GPU owns after ZeRO sharding.
     const double owned_params = l.zero >= 1 ? owned.dense / static_cast<double>(l.dp * l.cp) +
@@ -397,107 +443,6 @@ void evaluate_into(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Pl
 
     // 10. Step time and throughput.
     finish_throughput(m, c, l, plan);
-}
-
-namespace {
-void simulate_into(Plan& p, int64_t max_passes, SimulatedStep* keep) {
-    const Layout& l = p.layout;
-    if (p.rejection || l.pp <= 1 || p.stages.size() != static_cast<size_t>(l.pp)) return;
-    // Too long to simulate: keep the closed forms. In double: m can be near 2^63 (a global batch that large).
-    if (double(p.micro_batches) * double(l.pp) * double(l.vpp) > double(max_passes)) {
-        p.time.pipeline_note = fmt::format("more than {} passes to simulate", max_passes);
-        return;
-    }
-    PipelineSpec spec = pipeline_spec(p);
-    spec.record_ops = keep != nullptr;  // a trace keeps the passes; times are the same either way
-    PipelineSpec no_sends = spec;
-    no_sends.p2p_s = 0;
-    no_sends.record_ops = false;
-    SimResult with = simulate_pipeline(spec);
-    const SimResult without = simulate_pipeline(no_sends);
-    if (!with.error.empty() || !without.error.empty()) {
-        p.time.pipeline_note = !with.error.empty() ? with.error : without.error;
-        return;
-    }
-
-    // Time: the critical rank's passes (compute, recompute and the per-layer collectives left exposed)
-    // are what the closed forms charge as well; the rest of the span without sends is the bubble, and
-    // what the sends add to it is the PP term's exposed time.
-    TimeBreakdown& T = p.time;
-    double layer_exposed_s = 0;
-    for (const CommTerm& c : p.comm)
-        if (c.axis == Axis::tp || c.axis == Axis::cp || c.axis == Axis::ep) layer_exposed_s += c.exposed_s;
-    T.bubble_s = std::max(0.0, without.makespan_s - (T.compute_s + T.recompute_s + layer_exposed_s));
-    T.exposed_comm_s = 0;
-    for (CommTerm& c : p.comm) {
-        if (c.axis == Axis::pp) {
-            c.exposed_s = std::clamp(with.makespan_s - without.makespan_s, 0.0, c.time_s);
-            c.critical_path = c.exposed_s > 0;
-        }
-        T.exposed_comm_s += c.exposed_s;
-    }
-    T.pipeline_simulated = true;
-    finish_step(p, l, p.cluster);
-
-    // Memory: each stage keeps the activations of the most micro-batches its schedule had alive at once.
-    const double chunks = static_cast<double>(chunks_per_rank(spec));
-    double worst = -1;
-    for (StageReport& s : p.stages) {
-        const double in_flight = static_cast<double>(with.peak_in_flight[static_cast<size_t>(s.stage.index)]) / chunks;
-        // The stage model at the simulated count: what it holds with none in flight, plus each one.
-        s.memory.activations_bytes += (in_flight - s.in_flight) * s.activation_bytes_per_micro_batch;
-        s.in_flight = in_flight;
-        if (s.memory.total_bytes() > worst) {
-            worst = s.memory.total_bytes();
-            p.worst_memory_stage = s.stage.index;
-            p.memory = s.memory;
-        }
-    }
-    p.memory_fits = p.memory.total_bytes() <= p.capacity_bytes;
-    if (keep) {
-        keep->spec = std::move(spec);
-        keep->result = std::move(with);
-    }
-}
-}  // namespace
-
-void simulate_step(Plan& p, int64_t max_passes) { simulate_into(p, max_passes, nullptr); }
-
-Plan evaluate_traced(const ModelSpec& m, const ClusterSpec& c, const Layout& l, SimulatedStep& step) {
-    Plan plan = evaluate_closed_form(m, c, l);
-    step = {};
-    simulate_into(plan, 1'000'000, &step);
-    if (!plan.rejection && step.result.ops.empty()) {  // not simulated in simulate_into (pp = 1, or too long)
-        step.spec = pipeline_spec(plan);
-        step.result = simulate_pipeline(step.spec);
-    }
-    return plan;
-}
-
-// ---- The pipeline of a plan (the simulator knows nothing of plans; this is where they meet).
-
-PipelineSpec pipeline_spec(const Plan& p) {
-    PipelineSpec s;
-    const Layout& l = p.layout;
-    s.pp = l.pp;
-    s.vpp = l.schedule == Schedule::interleaved ? l.vpp : 1;
-    s.micro_batches = p.micro_batches;
-    s.schedule = l.schedule;
-    // A stage's time is per micro-batch through the whole rank; its chunks share it evenly. A DualPipe
-    // rank's two chunks (one per direction) each carry half its layers, and the report's per-micro-batch
-    // time is already that half (a micro-batch crosses one of them), so each chunk gets all of it.
-    const int64_t chunks = chunks_per_rank(s);
-    const double share = l.schedule == Schedule::dualpipe ? 1.0 : static_cast<double>(chunks);
-    for (const StageReport& st : p.stages)
-        for (int64_t c = 0; c < chunks; ++c) {
-            s.f_s.push_back(st.times.fwd_s / share);
-            s.w_s.push_back(st.times.wgrad_s / share);
-            s.b_s.push_back((st.times.bwd_s - st.times.wgrad_s) / share);
-            s.r_s.push_back(st.times.recompute_s / share);
-        }
-    for (const CommTerm& c : p.comm)
-        if (c.axis == Axis::pp && c.calls_per_step > 0) s.p2p_s = c.time_s / static_cast<double>(c.calls_per_step);
-    return s;
 }
 
 std::optional<LayoutProblem> trace_refusal(const ModelSpec& m, const ClusterSpec& c, const Layout& l,

@@ -197,7 +197,9 @@ void run_shape(const ModelSpec& m, const ClusterSpec& c, const Layout& base, con
                             const bool hopeless = !pareto && out.top.size() == top &&
                                                   tokens_per_s_per_gpu_bound(m, c, l, work) <
                                                       out.top.back().tokens_per_s_per_gpu;
-                            evaluate_into(m, c, l, p, hopeless ? Depth::memory : Depth::lean, &work);
+                            evaluate_into(m, c, l, p,
+                                          {.depth = hopeless ? Depth::memory : Depth::lean,
+                                           .pipeline = PipelineMethod::closed_form, .work = &work});
                             if (p.rejection) {
                                 ++out.rejected[p.rejection->code];
                                 continue;
@@ -230,6 +232,72 @@ int64_t variants(const ModelSpec& m, const Shape& s, const SearchSpace& sp) {
     return static_cast<int64_t>(schedules(m, s, sp).size() * orders(m, s, sp).size()) * mbs * zeros * rcs * sps;
 }
 
+/// Every shape's layouts on `threads` workers, each into its own Partial (the result does not depend on
+/// how shapes fall to threads). Returns 0 when done, 1 when cancelled, 2 when out of time.
+int run_workers(const ModelSpec& m, const ClusterSpec& c, const Layout& base, const SearchSpace& space,
+                const std::vector<Shape>& all, size_t pool, const SearchOptions& opt, std::vector<Partial>& parts) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+    std::atomic<size_t> next{0};
+    std::atomic<int64_t> done{0};
+    std::atomic<int> stop_reason{0};
+    auto should_stop = [&] {
+        if (stop_reason.load(std::memory_order_relaxed)) return true;
+        if (opt.cancel && opt.cancel->load(std::memory_order_relaxed)) stop_reason = 1;
+        else if (opt.time_budget_s > 0 && elapsed() > opt.time_budget_s) stop_reason = 2;
+        return stop_reason.load() != 0;
+    };
+    auto worker = [&](Partial& part) {
+        for (size_t i; !should_stop() && (i = next.fetch_add(1)) < all.size();) {
+            run_shape(m, c, base, space, all[i], pool, opt.pareto, part);
+            done.fetch_add(1);
+        }
+    };
+    std::vector<std::thread> threads;
+    for (size_t t = 1; t < parts.size(); ++t) threads.emplace_back(worker, std::ref(parts[t]));
+    if (opt.progress) {
+        // The calling thread only reports progress; the first share of the work goes to the pool too.
+        threads.emplace_back(worker, std::ref(parts[0]));
+        while (done.load() < static_cast<int64_t>(all.size()) && !stop_reason.load()) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+            opt.progress(done.load(), static_cast<int64_t>(all.size()), elapsed());
+        }
+    } else {
+        worker(parts[0]);
+    }
+    for (std::thread& t : threads) t.join();
+    return stop_reason.load();
+}
+
+/// The kept layouts re-timed as `plan` shows them (evaluate(): the pipeline simulated); those whose
+/// simulated in-flight memory no longer fits drop out.
+std::vector<std::pair<Scored, Plan>> retimed(const ModelSpec& m, const ClusterSpec& c, const std::vector<Scored>& kept) {
+    std::vector<std::pair<Scored, Plan>> out;
+    for (const Scored& s : kept) {
+        Plan p = evaluate(m, c, s.layout);
+        if (!p.feasible()) continue;
+        out.push_back({Scored{p.throughput.tokens_per_s_per_gpu, p.memory.total_bytes(), s.layout}, std::move(p)});
+    }
+    return out;
+}
+
+/// The Pareto front of the re-timed plans, memory ascending.
+std::vector<Plan> pareto_front(std::vector<std::pair<Scored, Plan>> plans) {
+    std::vector<Scored> front;
+    for (const auto& [s, p] : plans) keep_pareto(front, s);
+    std::sort(front.begin(), front.end(), [](const Scored& a, const Scored& b) {
+        return a.memory_bytes != b.memory_bytes ? a.memory_bytes < b.memory_bytes : better(b, a);
+    });
+    std::vector<Plan> out;
+    for (const Scored& s : front)
+        for (auto& [k, p] : plans)
+            if (key(k.layout) == key(s.layout)) {
+                out.push_back(std::move(p));
+                break;
+            }
+    return out;
+}
+
 }  // namespace
 
 int64_t search_space_size(const ModelSpec& m, const ClusterSpec& c, const SearchSpace& space) {
@@ -244,83 +312,36 @@ SearchResult search(const ModelSpec& m, const ClusterSpec& c, const Layout& base
     const std::vector<Shape> all = shapes(m, c, space);
     const int threads = std::max(1, opt.threads > 0 ? opt.threads : static_cast<int>(std::thread::hardware_concurrency()));
     const size_t top = static_cast<size_t>(std::max(1, opt.top));
+    // The loop ranks by the closed forms, which can order close layouts differently from the simulated
+    // pipeline (the bubble of few micro-batches, interleaving): it keeps a wider pool than asked, all
+    // of which is re-timed by the simulation before the `top` are chosen.
+    const size_t pool = std::max(top, kRetimedPool);
     std::vector<Partial> parts(static_cast<size_t>(threads));
-    std::atomic<size_t> next{0};
-    std::atomic<int64_t> done{0};
-    std::atomic<int> stop_reason{0};  // 0 running, 1 cancelled, 2 out of time
-    auto should_stop = [&] {
-        if (stop_reason.load(std::memory_order_relaxed)) return true;
-        if (opt.cancel && opt.cancel->load(std::memory_order_relaxed)) stop_reason = 1;
-        else if (opt.time_budget_s > 0 &&
-                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > opt.time_budget_s)
-            stop_reason = 2;
-        return stop_reason.load() != 0;
-    };
-    auto worker = [&](Partial& part) {
-        for (size_t i; !should_stop() && (i = next.fetch_add(1)) < all.size();) {
-            run_shape(m, c, base, space, all[i], top, opt.pareto, part);
-            done.fetch_add(1);
-        }
-    };
-    std::vector<std::thread> pool;
-    for (int t = 1; t < threads; ++t) pool.emplace_back(worker, std::ref(parts[static_cast<size_t>(t)]));
-    if (opt.progress) {
-        // The calling thread only reports progress; the first share of the work goes to the pool too.
-        pool.emplace_back(worker, std::ref(parts[0]));
-        while (done.load() < static_cast<int64_t>(all.size()) && !stop_reason.load()) {
-            std::this_thread::sleep_for(std::chrono::milliseconds(100));
-            opt.progress(done.load(), static_cast<int64_t>(all.size()),
-                         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-        }
-    } else {
-        worker(parts[0]);
-    }
-    for (std::thread& t : pool) t.join();
+    const int stop = run_workers(m, c, base, space, all, pool, opt, parts);
 
     SearchResult r;
-    if (stop_reason.load() == 1) r.stopped = "cancelled";
-    if (stop_reason.load() == 2) r.stopped = fmt::format("time budget of {:g} s", opt.time_budget_s);
+    if (stop == 1) r.stopped = "cancelled";
+    if (stop == 2) r.stopped = fmt::format("time budget of {:g} s", opt.time_budget_s);
     if (!r.stopped.empty()) {  // nothing is re-timed for a result nobody will use
         r.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         return r;
     }
-    std::vector<Scored> top_all, front;
+    std::vector<Scored> kept, front;
     double miss = -1;
     for (Partial& p : parts) {
         r.evaluated += p.evaluated;
         r.feasible += p.feasible;
         for (const auto& [k, v] : p.rejected) r.rejected[k] += v;
-        for (const Scored& s : p.top) keep_top(top_all, s, top);
+        for (const Scored& s : p.top) keep_top(kept, s, pool);
         for (const Scored& s : p.pareto) keep_pareto(front, s);
         if (p.shortest_miss >= 0 && (miss < 0 || p.shortest_miss < miss)) miss = p.shortest_miss;
     }
     r.shortest_miss_bytes = std::max(0.0, miss);
-    // The loop ranks by the closed forms; the layouts it keeps are re-timed by the pipeline simulation
-    // (evaluate), as `plan` would show them, and ranked again on those numbers.
-    auto simulated = [&](const std::vector<Scored>& kept) {
-        std::vector<std::pair<Scored, Plan>> out;
-        for (const Scored& s : kept) {
-            Plan p = evaluate(m, c, s.layout);
-            if (!p.feasible()) continue;  // the simulated in-flight memory no longer fits
-            out.push_back({Scored{p.throughput.tokens_per_s_per_gpu, p.memory.total_bytes(), s.layout}, std::move(p)});
-        }
-        return out;
-    };
-    auto best = simulated(top_all);
+    auto best = retimed(m, c, kept);
     std::stable_sort(best.begin(), best.end(), [](const auto& a, const auto& b) { return better(a.first, b.first); });
-    for (auto& [s, p] : best) r.best.push_back(std::move(p));
-    auto pareto = simulated(front);
-    std::vector<Scored> refront;
-    for (const auto& [s, p] : pareto) keep_pareto(refront, s);
-    std::sort(refront.begin(), refront.end(), [](const Scored& a, const Scored& b) {
-        return a.memory_bytes != b.memory_bytes ? a.memory_bytes < b.memory_bytes : better(b, a);
-    });
-    for (const Scored& s : refront)
-        for (auto& [k, p] : pareto)
-            if (key(k.layout) == key(s.layout)) {
-                r.pareto.push_back(std::move(p));
-                break;
-            }
+    for (auto& [s, p] : best)
+        if (r.best.size() < top) r.best.push_back(std::move(p));
+    if (opt.pareto) r.pareto = pareto_front(retimed(m, c, front));
     r.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return r;
 }

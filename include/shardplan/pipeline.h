@@ -1,0 +1,37 @@
+/// The pipeline stage of an evaluation: a PipelineSpec (schedule.h: each rank's per-micro-batch
+/// times, the boundary send) in, one PipelineResult out, whether by the closed forms (docs/model.md §7)
+/// or by simulating the step pass by pass (§7.1). Evaluation reads both the same way: the bubble, what
+/// the sends add, and how many micro-batches of activations each rank holds at its peak.
+///
+///   PipelineResult r = simulated_pipeline(spec, 1'000'000);   // r.bubble_s, r.in_flight[rank]
+///   if (!r.simulated) r.note;                                   // why the closed forms stand in
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "shardplan/schedule.h"
+#include "shardplan/simulate.h"
+
+namespace shardplan {
+
+struct PipelineResult {
+    int64_t slowest_rank = 0;        // the rank that sets the steady state
+    double bubble_s = 0;             // its idle time within the step's passes, sends left out
+    double sends_exposed_s = 0;      // what the boundary sends add to the step
+    std::vector<double> in_flight;   // per rank: micro-batches of its activations alive at its peak
+    bool simulated = false;
+    std::string note;                // why a simulation that was asked for did not run (a finding)
+    SimResult passes;                // the simulation, every pass when spec.record_ops (a trace)
+};
+
+/// The closed forms of schedule.h.
+PipelineResult closed_form_pipeline(const PipelineSpec& s);
+
+/// The step simulated: the bubble is the span without sends less the slowest rank's busy time, the
+/// sends add the difference of the spans with and without them, each rank holds the most chunks it
+/// had alive (in whole-rank units). A step of more than `max_passes` passes (micro-batches × pp × vpp)
+/// or one the schedule cannot run gets the closed forms, with the reason in `note`.
+PipelineResult simulated_pipeline(const PipelineSpec& s, int64_t max_passes);
+
+}  // namespace shardplan

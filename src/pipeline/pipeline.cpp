@@ -1,0 +1,50 @@
+// The pipeline stage: closed forms or the simulation, one result (docs/model.md §7).
+#include "shardplan/pipeline.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace shardplan {
+
+PipelineResult closed_form_pipeline(const PipelineSpec& s) {
+    PipelineResult r;
+    r.slowest_rank = slowest_rank(s);
+    r.bubble_s = bubble_time_s(s);
+    r.sends_exposed_s = exposed_sends_s(s);
+    r.in_flight.resize(static_cast<size_t>(s.pp));
+    for (int64_t i = 0; i < s.pp; ++i)
+        r.in_flight[static_cast<size_t>(i)] = in_flight_micro_batches(s.schedule, s.pp, s.vpp, i, s.micro_batches);
+    return r;
+}
+
+PipelineResult simulated_pipeline(const PipelineSpec& s, int64_t max_passes) {
+    // In double: m can be near 2^63 (a global batch that large).
+    if (double(s.micro_batches) * double(s.pp) * double(s.vpp) > double(max_passes)) {
+        PipelineResult r = closed_form_pipeline(s);
+        r.note = fmt::format("more than {} passes to simulate", max_passes);
+        return r;
+    }
+    PipelineSpec no_sends = s;
+    no_sends.p2p_s = 0;
+    no_sends.record_ops = false;
+    SimResult with = simulate_pipeline(s);
+    const SimResult without = simulate_pipeline(no_sends);
+    if (!with.error.empty() || !without.error.empty()) {
+        PipelineResult r = closed_form_pipeline(s);
+        r.note = !with.error.empty() ? with.error : without.error;
+        r.passes = std::move(with);  // its error, for a trace that asked for the passes
+        return r;
+    }
+    PipelineResult r;
+    r.simulated = true;
+    r.slowest_rank = slowest_rank(s);
+    r.bubble_s = std::max(0.0, without.makespan_s - without.busy_s[static_cast<size_t>(r.slowest_rank)]);
+    r.sends_exposed_s = std::max(0.0, with.makespan_s - without.makespan_s);
+    const double chunks = static_cast<double>(chunks_per_rank(s));
+    for (int64_t peak : with.peak_in_flight) r.in_flight.push_back(static_cast<double>(peak) / chunks);
+    r.passes = std::move(with);
+    return r;
+}
+
+}  // namespace shardplan
