@@ -65,6 +65,7 @@ Case resolve_base(const ScenarioFlags& f) {
 }
 
 Case resolve_scenario(const ScenarioFlags& f) {
+    // The case: a file, or the built-in default scenario (its layout only when nothing else is named).
     Case c;
     const bool from_defaults = f.case_file.empty() && f.model.empty() && f.cluster.empty();
     if (!f.case_file.empty()) {
@@ -75,63 +76,16 @@ Case resolve_scenario(const ScenarioFlags& f) {
         c.model = s.model;
         c.cluster = s.cluster;
         c.layout = from_defaults ? s.layout : Layout{};
-        if (!from_defaults) c.layout.dp = 0;  // not stated: derived below
+        if (!from_defaults) c.layout.dp = 0;  // not stated: derived by apply_overrides
         if (!from_defaults) c.layout.seq_len = s.layout.seq_len;
     }
     if (!f.model.empty()) c.model = model_from_arg(f.model, "--model");
-    if (!f.cluster.empty()) c.cluster = cluster_from_arg(f.cluster, "--cluster");
-    if (f.gpus) {
-        if (*f.gpus <= 0 || *f.gpus > 100'000'000) throw ConfigError("--gpus", "an integer in [1, 100000000]");
-        c.cluster.gpus = *f.gpus;
+    if (!f.cluster.empty()) {
+        c.cluster = cluster_from_arg(f.cluster, "--cluster");
+        if (!f.dp) c.layout.dp = 0;  // another machine: the case's dp is stale
     }
-    Layout& l = c.layout;
-    const bool tp_given = f.tp.has_value();
-    if (f.tp) l.tp = *f.tp;
-    if (f.cp) l.cp = *f.cp;
-    if (f.pp) l.pp = *f.pp;
-    if (f.ep) l.ep = *f.ep;
-    if (f.etp) l.etp = *f.etp;
-    if (f.vpp) l.vpp = *f.vpp;
-    if (f.micro_batch) l.micro_batch = *f.micro_batch;
-    if (f.global_batch) l.global_batch = *f.global_batch;
-    if (f.seq_len) l.seq_len = *f.seq_len;
-    if (f.zero) {
-        if (*f.zero < 0 || *f.zero > 3) throw ConfigError("--zero", "0, 1, 2 or 3, got " + std::to_string(*f.zero));
-        l.zero = static_cast<int>(*f.zero);
-    }
-    // dp: as stated (--dp, or the case), else derived by the library's one rule (derive_dp). A flag that
-    // changes the other degrees or the GPU count makes a stated dp stale: it is derived again.
-    if (f.dp) l.dp = *f.dp;
-    else if (f.tp || f.cp || f.pp || f.gpus || !f.cluster.empty()) l.dp = 0;
-    if (l.dp == 0) {
-        // Each degree is checked where it came from (a flag or the case file) before they multiply.
-        struct Degree { const char* flag; const char* field; bool given; int64_t v; };
-        for (const Degree d : {Degree{"--tp", "layout.tp", f.tp.has_value(), l.tp}, {"--cp", "layout.cp", f.cp.has_value(), l.cp},
-                               {"--pp", "layout.pp", f.pp.has_value(), l.pp}})
-            if (d.v <= 0 || d.v > 100'000'000)
-                throw ConfigError(d.given ? d.flag : d.field, "an integer in [1, 100000000], got " + std::to_string(d.v));
-        derive_dp(l, c.cluster, "--dp");
-    }
-    if (!f.recompute.empty()) l.recompute = enum_flag<Recompute>(f.recompute, "--recompute");
-    if (!f.precision.empty()) l.precision = enum_flag<Precision>(f.precision, "--precision");
-    if (!f.grad_dtype.empty()) l.grad_dtype = enum_flag<GradDtype>(f.grad_dtype, "--grad-dtype");
-    if (!f.schedule.empty()) l.schedule = enum_flag<Schedule>(f.schedule, "--schedule");
-    else if (f.vpp && *f.vpp > 1) l.schedule = Schedule::interleaved;
-    else if (f.vpp && *f.vpp == 1 && l.schedule == Schedule::interleaved) l.schedule = Schedule::one_f_one_b;
-    if (!f.sequence_parallel.empty()) {
-        const std::string& v = f.sequence_parallel;
-        if (v == "true" || v == "on" || v == "1") l.sequence_parallel = true;
-        else if (v == "false" || v == "off" || v == "0") l.sequence_parallel = false;
-        else throw ConfigError("--sequence-parallel", "true or false, got \"" + v + "\"");
-    } else if (tp_given) {
-        l.sequence_parallel = l.tp > 1;
-    }
-    if (!f.order.empty()) {
-        auto o = parse_order(f.order);
-        if (!o) throw ConfigError("--order", "a permutation of tp, cp, ep, dp, pp joined by '-', got \"" + f.order + "\"");
-        l.order = *o;
-    }
-    return c;
+    // The flags on top, by the library's one resolver (the API reads a search's pins with it too).
+    return apply_overrides(std::move(c), f, Naming::flags);
 }
 
 bool use_color(const std::string& mode) {
@@ -141,37 +95,7 @@ bool use_color(const std::string& mode) {
     return isatty(STDOUT_FILENO) != 0 && std::getenv("NO_COLOR") == nullptr;
 }
 
-SearchSpace search_space_from_flags(const ScenarioFlags& f) {
-    SearchSpace sp;
-    // Every degree flag pins that dimension; the scenario's own degrees are ignored.
-    sp.tp = f.tp;
-    sp.cp = f.cp;
-    sp.pp = f.pp;
-    sp.dp = f.dp;
-    sp.ep = f.ep;
-    sp.etp = f.etp;
-    sp.vpp = f.vpp;
-    sp.micro_batch = f.micro_batch;
-    if (f.zero) {
-        if (*f.zero < 0 || *f.zero > 3) throw ConfigError("--zero", "0, 1, 2 or 3");
-        sp.zero = static_cast<int>(*f.zero);
-    }
-    for (auto [value, name] : {std::pair{f.tp, "--tp"}, {f.cp, "--cp"}, {f.pp, "--pp"}, {f.dp, "--dp"},
-                               {f.ep, "--ep"}, {f.etp, "--etp"}, {f.vpp, "--vpp"}, {f.micro_batch, "--micro-batch"}})
-        if (value && *value <= 0) throw ConfigError(name, "a positive integer");
-    if (!f.recompute.empty()) sp.recompute = enum_flag<Recompute>(f.recompute, "--recompute");
-    if (!f.schedule.empty()) sp.schedule = enum_flag<Schedule>(f.schedule, "--schedule");
-    if (!f.sequence_parallel.empty()) {
-        if (f.sequence_parallel != "true" && f.sequence_parallel != "false")
-            throw ConfigError("--sequence-parallel", "true or false");
-        sp.sequence_parallel = f.sequence_parallel == "true";
-    }
-    if (!f.order.empty()) {
-        sp.order = parse_order(f.order);
-        if (!sp.order) throw ConfigError("--order", "a permutation of tp, cp, ep, dp, pp joined by '-'");
-    }
-    return sp;
-}
+SearchSpace search_space_from_flags(const ScenarioFlags& f) { return search_space(f, Naming::flags); }
 
 int search_threads(int threads) {
     if (threads < 0 || threads > 256) throw ConfigError("--threads", "an integer in [0, 256]");

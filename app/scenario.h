@@ -11,14 +11,15 @@
 #include "shardplan/enums.h"
 #include "shardplan/error.h"
 #include "shardplan/io.h"
+#include "shardplan/resolve.h"
 #include "shardplan/search.h"
 #include "shardplan/table.h"
 
 namespace shardplan::app {
 
-struct ScenarioFlags {
-    std::string case_file, model, cluster, recompute, precision, schedule, grad_dtype, order, sequence_parallel;
-    std::optional<int64_t> gpus, tp, cp, pp, dp, ep, etp, vpp, micro_batch, global_batch, seq_len, zero;
+/// The flags: where the case comes from, and the Overrides (resolve.h) the library applies on top of it.
+struct ScenarioFlags : Overrides {
+    std::string case_file, model, cluster;
 };
 
 /// A flag naming one value of an enum (--schedule zb, --format json, --export megatron): the value, or a

@@ -12,7 +12,7 @@ layer_of() {
         simulate|pipeline) echo 2 ;;                                          # pipeline
         plan) echo 3 ;;                                                       # one evaluation
         search) echo 4 ;;                                                     # many evaluations
-        io|hf) echo 5 ;;                                                      # JSON in and out
+        io|hf|resolve) echo 5 ;;                                              # JSON in and out
         validate|calibrate) echo 6 ;;                                         # against published runs
         report|report_text|table|sweep|export|trace) echo 7 ;;                          # writers
         api) echo 8 ;;                                                        # the HTTP API, pure

@@ -10,6 +10,7 @@
 #include "shardplan/plan.h"
 #include "shardplan/presets.h"
 #include "shardplan/report.h"
+#include "shardplan/resolve.h"
 #include "shardplan/search.h"
 #include "shardplan/simulate.h"
 #include "shardplan/trace.h"
@@ -38,21 +39,6 @@ Case case_of(const json& j, bool for_search = false) {
     return case_from_json(c);  // dp left out is derived there, as for a case file
 }
 
-template <typename T>
-std::optional<T> pin(const json& pins, const char* key) {
-    if (!pins.contains(key) || pins[key].is_null()) return std::nullopt;
-    if constexpr (std::is_same_v<T, int64_t>) {
-        if (!pins[key].is_number_integer() || pins[key].get<int64_t>() <= 0)
-            throw ConfigError(std::string("pins.") + key, "a positive integer");
-        return pins[key].get<int64_t>();
-    } else {
-        if (!pins[key].is_string()) throw ConfigError(std::string("pins.") + key, "a string");
-        const auto v = parse_enum<T>(pins[key].get<std::string>());
-        if (!v) throw ConfigError(std::string("pins.") + key, "one of " + enum_choices<T>());
-        return v;
-    }
-}
-
 ApiResponse do_search(const json& j, const ApiLimits& limits, const std::atomic<bool>* cancel) {
     const Case c = case_of(j, true);
     SearchOptions opt;
@@ -66,38 +52,8 @@ ApiResponse do_search(const json& j, const ApiLimits& limits, const std::atomic<
         if (!j["pareto"].is_boolean()) throw ConfigError("pareto", "true or false");
         opt.pareto = j["pareto"].get<bool>();
     }
-    SearchSpace sp;
-    if (j.contains("pins")) {
-        const json& p = j["pins"];
-        if (!p.is_object()) throw ConfigError("pins", "an object of pinned dimensions");
-        for (auto it = p.begin(); it != p.end(); ++it) {
-            static const char* known[] = {"tp", "cp", "pp", "dp", "ep", "etp", "vpp", "micro_batch", "zero",
-                                          "recompute", "schedule", "no_crossing"};
-            if (std::find_if(std::begin(known), std::end(known), [&](const char* k) { return it.key() == k; }) ==
-                std::end(known))
-                throw ConfigError("pins." + it.key(), "a known dimension (tp, cp, pp, dp, ep, etp, vpp, micro_batch, "
-                                                     "zero, recompute, schedule, no_crossing)");
-        }
-        sp.tp = pin<int64_t>(p, "tp");
-        sp.cp = pin<int64_t>(p, "cp");
-        sp.pp = pin<int64_t>(p, "pp");
-        sp.dp = pin<int64_t>(p, "dp");
-        sp.ep = pin<int64_t>(p, "ep");
-        sp.etp = pin<int64_t>(p, "etp");
-        sp.vpp = pin<int64_t>(p, "vpp");
-        sp.micro_batch = pin<int64_t>(p, "micro_batch");
-        if (p.contains("zero")) {
-            if (!p["zero"].is_number_integer() || p["zero"].get<int64_t>() < 0 || p["zero"].get<int64_t>() > 3)
-                throw ConfigError("pins.zero", "0, 1, 2 or 3");
-            sp.zero = static_cast<int>(p["zero"].get<int64_t>());
-        }
-        sp.recompute = pin<Recompute>(p, "recompute");
-        sp.schedule = pin<Schedule>(p, "schedule");
-        if (p.contains("no_crossing")) {
-            if (!p["no_crossing"].is_boolean()) throw ConfigError("pins.no_crossing", "true or false");
-            sp.no_crossing = p["no_crossing"].get<bool>();
-        }
-    }
+    // The pins go through the resolver the command line's flags use (resolve.h).
+    const SearchSpace sp = search_space(j.contains("pins") ? overrides_from_json(j["pins"]) : Overrides{}, Naming::pins);
     const int64_t size = search_space_size(c.model, c.cluster, sp);
     if (size > limits.max_search_layouts)
         throw ConfigError("pins", "a search of at most " + std::to_string(limits.max_search_layouts) + " layouts; this one has " +

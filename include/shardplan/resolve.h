@@ -1,0 +1,44 @@
+/// The one resolver of changes made on top of a case: the command line's flags (`plan --case X --tp 4`)
+/// and a search request's pins (`{"pins": {"tp": 4}}`) are the same Overrides, checked by the same code
+/// with the same defaults and derivations, and name their fields the way their user wrote them
+/// ("--micro-batch" or "pins.micro_batch").
+///
+///   Overrides o;  o.tp = 4;  o.recompute = "selective";
+///   Case c = apply_overrides(case_from_json(j), o, Naming::flags);   // dp derived again: gpus ÷ (tp·cp·pp)
+///   SearchSpace sp = search_space(o, Naming::pins);                   // tp pinned to 4
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "shardplan/io.h"
+#include "shardplan/search.h"
+
+namespace shardplan {
+
+/// Values given on top of a case; unset (nullopt, or an empty string) keeps the case's own. Settings
+/// with names are text, as typed: apply_overrides and search_space read and check them.
+struct Overrides {
+    std::optional<int64_t> gpus, tp, cp, pp, dp, ep, etp, vpp, micro_batch, global_batch, seq_len, zero;
+    std::string recompute, precision, schedule, grad_dtype, order, sequence_parallel;
+    std::optional<bool> no_crossing;  // search only
+};
+
+/// How a field is named in messages: `--micro-batch` (the command line) or `pins.micro_batch` (a request).
+enum class Naming { flags, pins };
+std::string override_name(const std::string& key, Naming n);
+
+/// The case with the overrides applied. dp: as given, else derived again (derive_dp) when a degree or
+/// the GPU count changes, or when the case left it unstated (0). A schedule follows vpp (vpp > 1 →
+/// interleaved; vpp 1 leaves interleaved for 1F1B) unless given; sequence parallelism follows a given
+/// tp (on when tp > 1) unless given. Throws ConfigError naming the override.
+Case apply_overrides(Case c, const Overrides& o, Naming n);
+
+/// Every override given pins that dimension of a search; the case's own degrees do not.
+SearchSpace search_space(const Overrides& o, Naming n);
+
+/// A request's `pins` object: integers for degrees, micro_batch and zero; names for recompute and
+/// schedule (as in a case); true/false for sequence_parallel and no_crossing. Unknown keys are refused.
+Overrides overrides_from_json(const json& pins, const std::string& field = "pins");
+
+}  // namespace shardplan

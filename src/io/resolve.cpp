@@ -1,0 +1,160 @@
+// Overrides on top of a case, from flags or a request's pins (include/shardplan/resolve.h).
+#include "shardplan/resolve.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "shardplan/error.h"
+
+namespace shardplan {
+
+namespace {
+
+constexpr int64_t kMaxDegree = 100'000'000;
+
+template <typename E>
+E named(const std::string& value, const std::string& key, Naming n) {
+    if (auto e = parse_enum<E>(value)) return *e;
+    throw ConfigError(override_name(key, n), "one of " + enum_choices<E>() + ", got \"" + value + "\"");
+}
+
+bool on_off(const std::string& v, const std::string& key, Naming n) {
+    if (v == "true" || v == "on" || v == "1") return true;
+    if (v == "false" || v == "off" || v == "0") return false;
+    throw ConfigError(override_name(key, n), "true or false, got \"" + v + "\"");
+}
+
+int zero_stage(int64_t z, Naming n) {
+    if (z < 0 || z > 3) throw ConfigError(override_name("zero", n), fmt::format("0, 1, 2 or 3, got {}", z));
+    return static_cast<int>(z);
+}
+
+std::array<Axis, 5> rank_order(const std::string& s, Naming n) {
+    auto o = parse_order(s);
+    if (!o) throw ConfigError(override_name("order", n), "a permutation of tp, cp, ep, dp, pp joined by '-', got \"" + s + "\"");
+    return *o;
+}
+
+/// The integer overrides, each with its key, checked to be in [1, 10^8] before anything multiplies them.
+struct IntField {
+    const char* key;
+    std::optional<int64_t> Overrides::*field;
+};
+constexpr IntField kPositive[] = {{"gpus", &Overrides::gpus}, {"tp", &Overrides::tp}, {"cp", &Overrides::cp},
+                                  {"pp", &Overrides::pp}, {"dp", &Overrides::dp}, {"ep", &Overrides::ep},
+                                  {"etp", &Overrides::etp}, {"vpp", &Overrides::vpp},
+                                  {"micro_batch", &Overrides::micro_batch}};
+
+void check_positive(const Overrides& o, Naming n) {
+    for (const IntField& f : kPositive)
+        if (const auto& v = o.*f.field; v && (*v <= 0 || *v > kMaxDegree))
+            throw ConfigError(override_name(f.key, n), fmt::format("an integer in [1, {}], got {}", kMaxDegree, *v));
+}
+
+}  // namespace
+
+std::string override_name(const std::string& key, Naming n) {
+    if (n == Naming::pins) return "pins." + key;
+    std::string flag = "--" + key;
+    std::replace(flag.begin(), flag.end(), '_', '-');
+    return flag;
+}
+
+Case apply_overrides(Case c, const Overrides& o, Naming n) {
+    check_positive(o, n);
+    if (o.gpus) c.cluster.gpus = *o.gpus;
+    Layout& l = c.layout;
+    if (o.tp) l.tp = *o.tp;
+    if (o.cp) l.cp = *o.cp;
+    if (o.pp) l.pp = *o.pp;
+    if (o.ep) l.ep = *o.ep;
+    if (o.etp) l.etp = *o.etp;
+    if (o.vpp) l.vpp = *o.vpp;
+    if (o.micro_batch) l.micro_batch = *o.micro_batch;
+    if (o.global_batch) l.global_batch = *o.global_batch;
+    if (o.seq_len) l.seq_len = *o.seq_len;
+    if (o.zero) l.zero = zero_stage(*o.zero, n);
+    // dp: as given, else derived by the library's one rule (derive_dp). A change of the other degrees
+    // or of the GPU count makes the case's dp stale: it is derived again.
+    if (o.dp) l.dp = *o.dp;
+    else if (o.tp || o.cp || o.pp || o.gpus) l.dp = 0;
+    if (l.dp == 0) {
+        // Each degree is named where it came from (an override or the case) before they multiply.
+        struct Degree { const char* key; bool given; int64_t v; };
+        for (const Degree d : {Degree{"tp", o.tp.has_value(), l.tp}, {"cp", o.cp.has_value(), l.cp},
+                               {"pp", o.pp.has_value(), l.pp}})
+            if (d.v <= 0 || d.v > kMaxDegree)
+                throw ConfigError(d.given ? override_name(d.key, n) : std::string("layout.") + d.key,
+                                  fmt::format("an integer in [1, {}], got {}", kMaxDegree, d.v));
+        derive_dp(l, c.cluster, override_name("dp", n));
+    }
+    if (!o.recompute.empty()) l.recompute = named<Recompute>(o.recompute, "recompute", n);
+    if (!o.precision.empty()) l.precision = named<Precision>(o.precision, "precision", n);
+    if (!o.grad_dtype.empty()) l.grad_dtype = named<GradDtype>(o.grad_dtype, "grad_dtype", n);
+    if (!o.schedule.empty()) l.schedule = named<Schedule>(o.schedule, "schedule", n);
+    else if (o.vpp && *o.vpp > 1) l.schedule = Schedule::interleaved;
+    else if (o.vpp && *o.vpp == 1 && l.schedule == Schedule::interleaved) l.schedule = Schedule::one_f_one_b;
+    if (!o.sequence_parallel.empty()) l.sequence_parallel = on_off(o.sequence_parallel, "sequence_parallel", n);
+    else if (o.tp) l.sequence_parallel = l.tp > 1;
+    if (!o.order.empty()) l.order = rank_order(o.order, n);
+    return c;
+}
+
+SearchSpace search_space(const Overrides& o, Naming n) {
+    check_positive(o, n);
+    SearchSpace sp;
+    sp.tp = o.tp;
+    sp.cp = o.cp;
+    sp.pp = o.pp;
+    sp.dp = o.dp;
+    sp.ep = o.ep;
+    sp.etp = o.etp;
+    sp.vpp = o.vpp;
+    sp.micro_batch = o.micro_batch;
+    if (o.zero) sp.zero = zero_stage(*o.zero, n);
+    if (!o.recompute.empty()) sp.recompute = named<Recompute>(o.recompute, "recompute", n);
+    if (!o.schedule.empty()) sp.schedule = named<Schedule>(o.schedule, "schedule", n);
+    if (!o.sequence_parallel.empty()) sp.sequence_parallel = on_off(o.sequence_parallel, "sequence_parallel", n);
+    if (!o.order.empty()) sp.order = rank_order(o.order, n);
+    sp.no_crossing = o.no_crossing.value_or(false);
+    return sp;
+}
+
+Overrides overrides_from_json(const json& pins, const std::string& field) {
+    if (!pins.is_object()) throw ConfigError(field, "an object of pinned dimensions");
+    Overrides o;
+    static const char* const known = "tp, cp, pp, dp, ep, etp, vpp, micro_batch, zero, recompute, schedule, "
+                                     "sequence_parallel, order, no_crossing";
+    for (auto it = pins.begin(); it != pins.end(); ++it) {
+        const std::string& k = it.key();
+        const json& v = it.value();
+        const std::string at = field + "." + k;
+        if (v.is_null()) continue;
+        const auto integer = [&]() {
+            if (!v.is_number_integer()) throw ConfigError(at, "an integer");
+            return v.get<int64_t>();
+        };
+        const auto text = [&]() {
+            if (!v.is_string()) throw ConfigError(at, "a string");
+            return v.get<std::string>();
+        };
+        const auto boolean = [&]() {
+            if (!v.is_boolean()) throw ConfigError(at, "true or false");
+            return v.get<bool>();
+        };
+        if (k == "zero") { o.zero = integer(); continue; }
+        if (k == "recompute") { o.recompute = text(); continue; }
+        if (k == "schedule") { o.schedule = text(); continue; }
+        if (k == "order") { o.order = text(); continue; }
+        if (k == "sequence_parallel") { o.sequence_parallel = boolean() ? "true" : "false"; continue; }
+        if (k == "no_crossing") { o.no_crossing = boolean(); continue; }
+        const IntField* f = std::find_if(std::begin(kPositive), std::end(kPositive),
+                                         [&](const IntField& x) { return k == x.key && k != "gpus"; });
+        if (f == std::end(kPositive)) throw ConfigError(at, std::string("a known dimension (") + known + ")");
+        o.*(f->field) = integer();
+    }
+    return o;
+}
+
+}  // namespace shardplan

@@ -1,0 +1,111 @@
+// The one resolver of overrides: the command line's flags and a search request's pins.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "shardplan/api.h"
+#include "shardplan/error.h"
+#include "shardplan/presets.h"
+#include "shardplan/resolve.h"
+
+using namespace shardplan;
+
+namespace {
+std::string error_of(const std::function<void()>& f) {
+    try {
+        f();
+    } catch (const ConfigError& e) {
+        return e.what();
+    }
+    return "";
+}
+Case llama70b_on(int64_t gpus) {
+    Case c;
+    c.model = preset_model("llama3-70b");
+    c.cluster = preset_cluster("dgx-h100");
+    c.cluster.gpus = gpus;
+    c.layout.tp = 8;
+    c.layout.pp = 4;
+    c.layout.dp = 0;
+    c.layout.global_batch = 256;
+    return c;
+}
+}  // namespace
+
+// The same pins as flags and as a request give the same search space.
+TEST(Resolve, FlagsAndPinsAreOneSearchSpace) {
+    Overrides flags;
+    flags.tp = 8;
+    flags.pp = 4;
+    flags.micro_batch = 2;
+    flags.zero = 1;
+    flags.recompute = "selective";
+    flags.schedule = "interleaved";
+    flags.sequence_parallel = "on";
+    flags.order = "tp-cp-ep-pp-dp";
+    flags.no_crossing = true;
+    const Overrides pins = overrides_from_json(nlohmann::json::parse(
+        R"({"tp": 8, "pp": 4, "micro_batch": 2, "zero": 1, "recompute": "selective", "schedule": "interleaved",
+            "sequence_parallel": true, "order": "tp-cp-ep-pp-dp", "no_crossing": true})"));
+    for (const SearchSpace& sp : {search_space(flags, Naming::flags), search_space(pins, Naming::pins)}) {
+        EXPECT_EQ(sp.tp, 8);
+        EXPECT_EQ(sp.pp, 4);
+        EXPECT_FALSE(sp.cp);
+        EXPECT_EQ(sp.micro_batch, 2);
+        EXPECT_EQ(sp.zero, 1);
+        EXPECT_EQ(sp.recompute, Recompute::selective);
+        EXPECT_EQ(sp.schedule, Schedule::interleaved);
+        EXPECT_EQ(sp.sequence_parallel, true);
+        ASSERT_TRUE(sp.order);
+        EXPECT_EQ((*sp.order)[3], Axis::pp);
+        EXPECT_TRUE(sp.no_crossing);
+    }
+}
+
+// One check, named the way the user wrote the field.
+TEST(Resolve, EachRefusalNamesTheFlagOrThePin) {
+    Overrides o;
+    o.micro_batch = 0;
+    EXPECT_EQ(error_of([&] { search_space(o, Naming::flags); }), "--micro-batch: expected an integer in [1, 100000000], got 0");
+    EXPECT_EQ(error_of([&] { search_space(o, Naming::pins); }), "pins.micro_batch: expected an integer in [1, 100000000], got 0");
+    o = {};
+    o.sequence_parallel = "maybe";
+    EXPECT_EQ(error_of([&] { search_space(o, Naming::flags); }), "--sequence-parallel: expected true or false, got \"maybe\"");
+    o = {};
+    o.zero = 4;
+    EXPECT_EQ(error_of([&] { apply_overrides(llama70b_on(128), o, Naming::pins); }), "pins.zero: expected 0, 1, 2 or 3, got 4");
+    EXPECT_NE(error_of([] { overrides_from_json(nlohmann::json::parse(R"({"tpp": 8})")); }).find("pins.tpp: expected a known dimension"),
+              std::string::npos);
+    EXPECT_EQ(error_of([] { overrides_from_json(nlohmann::json::parse(R"({"tp": "8"})")); }), "pins.tp: expected an integer");
+    // A request's search answers with the same message.
+    const ApiResponse r = handle_api("POST", "/api/search",
+                                     R"({"model": "llama3-8b", "cluster": "dgx-h100", "layout": {}, "pins": {"micro_batch": 0}})");
+    EXPECT_EQ(r.status, 400);
+    EXPECT_NE(r.body.find("pins.micro_batch: expected an integer in [1, 100000000], got 0"), std::string::npos) << r.body;
+}
+
+// dp follows the other degrees and the GPU count unless it is given; the schedule follows vpp and
+// sequence parallelism follows tp unless they are given.
+TEST(Resolve, DerivationsFollowTheOverrides) {
+    Case c = llama70b_on(128);
+    c.layout.dp = 4;  // stated by the case
+    Overrides o;
+    o.gpus = 256;  // 256 / (8·4) = 8
+    EXPECT_EQ(apply_overrides(c, o, Naming::flags).layout.dp, 8);
+    o.dp = 2;  // given: kept, check_layout judges it
+    EXPECT_EQ(apply_overrides(c, o, Naming::flags).layout.dp, 2);
+    o = {};
+    EXPECT_EQ(apply_overrides(c, o, Naming::flags).layout.dp, 4);  // nothing changed: the case's own
+    o.tp = 6;  // 128 / (6·4) does not divide
+    EXPECT_NE(error_of([&] { apply_overrides(c, o, Naming::flags); }).find("--dp: expected"), std::string::npos);
+    o = {};
+    o.vpp = 5;
+    EXPECT_EQ(apply_overrides(c, o, Naming::flags).layout.schedule, Schedule::interleaved);
+    o.schedule = "zb";
+    EXPECT_EQ(apply_overrides(c, o, Naming::flags).layout.schedule, Schedule::zb);
+    o = {};
+    o.tp = 1;
+    EXPECT_FALSE(apply_overrides(c, o, Naming::flags).layout.sequence_parallel);
+    o.sequence_parallel = "true";
+    EXPECT_TRUE(apply_overrides(c, o, Naming::flags).layout.sequence_parallel);
+}
