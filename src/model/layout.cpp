@@ -71,9 +71,9 @@ namespace {
 std::optional<LayoutProblem> problem(const char* code, const char* field, std::string expected) {
     return LayoutProblem{code, field, std::move(expected)};
 }
-}  // namespace
 
-std::optional<LayoutProblem> check_layout(const ModelSpec& m, const ClusterSpec& c, const Layout& l) {
+/// Each degree positive and bounded before anything multiplies them, and their product the GPU count.
+std::optional<LayoutProblem> check_degrees(const ClusterSpec& c, const Layout& l) {
     struct Degree { const char* field; int64_t v; };
     for (Degree d : {Degree{"layout.tp", l.tp}, {"layout.cp", l.cp}, {"layout.pp", l.pp}, {"layout.dp", l.dp},
                      {"layout.ep", l.ep}, {"layout.vpp", l.vpp}, {"layout.micro_batch", l.micro_batch},
@@ -95,6 +95,12 @@ std::optional<LayoutProblem> check_layout(const ModelSpec& m, const ClusterSpec&
     if (world != double(c.gpus))
         return problem("degrees_product", "layout.dp",
                        fmt::format("tp·cp·pp·dp = gpus ({}), got {}·{}·{}·{} = {:.0f}", c.gpus, l.tp, l.cp, l.pp, l.dp, world));
+    return std::nullopt;
+}
+
+/// Each split of the model even: heads, kv heads and the FFN over tp, the sequence over cp (and tp
+/// with sequence parallelism), experts over ep and etp.
+std::optional<LayoutProblem> check_splits(const ModelSpec& m, const Layout& l) {
     if (m.heads % l.tp != 0)
         return problem("tp_divides_heads", "layout.tp", fmt::format("a divisor of heads ({}), got {}", m.heads, l.tp));
     if (m.attention == AttentionKind::mha && m.kv_heads % l.tp != 0 && l.tp % m.kv_heads != 0)
@@ -126,6 +132,11 @@ std::optional<LayoutProblem> check_layout(const ModelSpec& m, const ClusterSpec&
     }
     if (m.ffn_hidden % l.tp != 0)
         return problem("tp_divides_ffn", "layout.tp", fmt::format("a divisor of ffn_hidden ({}), got {}", m.ffn_hidden, l.tp));
+    return std::nullopt;
+}
+
+/// The pipeline: layers for every chunk, the schedule's needs on vpp and on the number of micro-batches.
+std::optional<LayoutProblem> check_pipeline(const ModelSpec& m, const Layout& l) {
     // The embedding and the loss may each take a pipeline slot of their own (Megatron's
     // account_for_embedding/loss_in_pipeline_split): 126 layers fill 16 × 8 = 128 chunks.
     if (l.pp * l.vpp > m.layers + 2)
@@ -172,6 +183,15 @@ std::optional<LayoutProblem> check_layout(const ModelSpec& m, const ClusterSpec&
                            fmt::format("an even number of micro-batches for DualPipe (half enter at each end), got {} = "
                                        "{}/({}·{})", m_mb, gb, l.micro_batch, l.dp));
     }
+    return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<LayoutProblem> check_layout(const ModelSpec& m, const ClusterSpec& c, const Layout& l) {
+    if (auto bad = check_degrees(c, l)) return bad;
+    if (auto bad = check_splits(m, l)) return bad;
+    if (auto bad = check_pipeline(m, l)) return bad;
     if (!c.gpu.supports(l.precision) && l.precision == Precision::nvfp4)
         return problem("precision_unsupported", "layout.precision",
                        fmt::format("a precision {} has tensor cores for (nvfp4 needs Blackwell)", c.gpu.id));
