@@ -79,6 +79,9 @@ int64_t model_params_active(const ModelSpec& m);
 int64_t q_width(const ModelSpec& m);
 int64_t k_width(const ModelSpec& m);  // total K columns: g * d_h (MLA: a * (nope + rope))
 int64_t v_width(const ModelSpec& m);  // total V columns: g * d_h (MLA: a * v_head_dim)
+/// Width of the attention output, a · d_v: the scores × V product runs over every query head (grouped-
+/// query attention shares V between heads, not the product). Attention FLOPs use q_width + this.
+int64_t attn_out_width(const ModelSpec& m);
 
 /// Throws ConfigError naming the field ("model.heads") on any inconsistent or non-positive value.
 void validate_model(const ModelSpec& m, const std::string& path = "model");

@@ -72,10 +72,11 @@ LayerWork layer_work(const ModelSpec& m, const ClusterSpec& c, const Layout& l, 
     }
     act_elems += 2.0 * T * (qw + kw) / tp;  // rotary embedding on q and k (read + write)
 
-    // --- attention core: causal, flash (scores never stored); fwd = b·s²·a·(d_qk + d_v)/(tp·cp)
+    // --- attention core: causal, flash (scores never stored); fwd = b·s²·a·(d_qk + d_v)/(tp·cp), both
+    // products over all a query heads (GQA shares K and V, not the work)
     const double s = static_cast<double>(l.seq_len);
     const double b = static_cast<double>(l.micro_batch);
-    const double attn_flops = b * s * s * (qw + vw) / (tp * static_cast<double>(l.cp));
+    const double attn_flops = b * s * s * (qw + static_cast<double>(attn_out_width(m))) / (tp * static_cast<double>(l.cp));
     const double attn_eta = std::max(1e-3, c.gpu.eff.attn * s / (s + c.gpu.eff.attn_half_seq));
     const double attn_fwd_s = attn_flops / (c.gpu.peak_16_flops * attn_eta);
 
@@ -163,7 +164,7 @@ double model_flops_per_token(const ModelSpec& m, int64_t seq_len) {
     double params = static_cast<double>(n_dense) * matmul(false) + static_cast<double>(n_moe) * matmul(true) +
                     static_cast<double>(m.vocab * m.hidden);
     const double attn = static_cast<double>(m.layers) * static_cast<double>(seq_len) *
-                        static_cast<double>(q_width(m) + v_width(m));  // causal: s·a·(d_qk + d_v) per token fwd
+                        static_cast<double>(q_width(m) + attn_out_width(m));  // causal: s·a·(d_qk + d_v) per token fwd
     return 6.0 * params + 3.0 * attn;
 }
 

@@ -100,53 +100,53 @@ Efficiency default_efficiency(const std::string& generation) {
     Efficiency e;
     // FITTED-BEGIN (tools/fit_defaults.py: shardplan calibrate calibration.json --per-generation)
     if (generation == "ampere") {  // 98 runs
-        e.gemm_16 = 0.7586;
+        e.gemm_16 = 0.7644;
         e.gemm_8 = 0.65;
         e.gemm_4 = 0.55;
-        e.gemm_half_dim = 181.4;
+        e.gemm_half_dim = 197.5;
         e.moe = 0.6;
-        e.attn = 0.31;
+        e.attn = 0.3104;
         e.attn_half_seq = 1.083;
-        e.scale_out_bw = 0.9062;
+        e.scale_out_bw = 0.9192;
+        e.overlap_dp = 0.7796;
+        e.overlap_tp = 5.95e-05;
         e.a2a = 0.6;
         e.overlap_ep = 0;
-        e.overlap_dp = 0.7866;
-        e.overlap_tp = 5.95e-05;
-        e.layer_overhead_s = 0.001348;
+        e.layer_overhead_s = 0.001319;
         e.reserve_bytes = 1.271e+09;
         e.fragmentation = 0.01225;
     }
     if (generation == "blackwell") {  // 64 runs
-        e.gemm_16 = 0.7203;
-        e.gemm_8 = 0.6851;
-        e.gemm_4 = 0.4922;
-        e.gemm_half_dim = 1754;
-        e.moe = 0.5427;
-        e.attn = 0.6721;
+        e.gemm_16 = 0.7766;
+        e.gemm_8 = 0.8183;
+        e.gemm_4 = 0.6412;
+        e.gemm_half_dim = 1912;
+        e.moe = 0.5441;
+        e.attn = 0.3157;
         e.attn_half_seq = 1.083;
-        e.scale_out_bw = 0.5981;
+        e.scale_out_bw = 0.6099;
+        e.overlap_dp = 0.2687;
+        e.overlap_tp = 0.08272;
         e.a2a = 0.9999;
         e.overlap_ep = 0.8999;
-        e.overlap_dp = 0.2616;
-        e.overlap_tp = 0.2513;
-        e.layer_overhead_s = 0.000981;
+        e.layer_overhead_s = 0.0003563;
         e.reserve_bytes = 7.513e+09;
-        e.fragmentation = 0.1;
+        e.fragmentation = 0.09434;
     }
     if (generation == "hopper") {  // 162 runs
-        e.gemm_16 = 0.7415;
-        e.gemm_8 = 0.6455;
+        e.gemm_16 = 0.7768;
+        e.gemm_8 = 0.7104;
         e.gemm_4 = 0.55;
-        e.gemm_half_dim = 507.4;
-        e.moe = 0.8258;
-        e.attn = 0.1735;
-        e.attn_half_seq = 1430;
-        e.scale_out_bw = 0.8819;
-        e.a2a = 0.2859;
-        e.overlap_ep = 0.01972;
-        e.overlap_dp = 0.3514;
-        e.overlap_tp = 0.5415;
-        e.layer_overhead_s = 0;
+        e.gemm_half_dim = 869.4;
+        e.moe = 0.8719;
+        e.attn = 0.2184;
+        e.attn_half_seq = 1032;
+        e.scale_out_bw = 1;
+        e.overlap_dp = 0.1113;
+        e.overlap_tp = 0.8943;
+        e.a2a = 0.302;
+        e.overlap_ep = 0.05285;
+        e.layer_overhead_s = 1.322e-07;
         e.reserve_bytes = 1.811e+09;
         e.fragmentation = 0.03472;
     }

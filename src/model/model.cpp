@@ -103,6 +103,10 @@ int64_t v_width(const ModelSpec& m) {
     if (m.attention == AttentionKind::mla && m.mla) return m.heads * m.mla->v_head_dim;
     return m.kv_heads * m.head_dim;
 }
+int64_t attn_out_width(const ModelSpec& m) {
+    if (m.attention == AttentionKind::mla && m.mla) return m.heads * m.mla->v_head_dim;
+    return m.heads * m.head_dim;
+}
 
 namespace {
 void require_positive(int64_t v, const std::string& field) {

@@ -302,7 +302,7 @@ void finish_throughput(const ModelSpec& m, const ClusterSpec& c, const Layout& l
     Throughput& th = plan.throughput;
     th.model_flops_per_token = model_flops_per_token(m, l.seq_len);
     const double attn_fwd = static_cast<double>(m.layers) * static_cast<double>(l.seq_len) *
-                            static_cast<double>(q_width(m) + v_width(m));
+                            static_cast<double>(q_width(m) + attn_out_width(m));
     double recompute_per_token = 0;
     if (l.recompute == Recompute::full)
         recompute_per_token = (th.model_flops_per_token - 6.0 * static_cast<double>(m.vocab * m.hidden)) / 3.0;
