@@ -116,3 +116,35 @@ TEST(Calibrate, RecoversTheProfileItsRunsCameFrom) {
     EXPECT_NEAR(f.eff.gemm_16, truth.gemm_16, 0.02);
     EXPECT_NEAR(f.eff.attn, truth.attn, 0.05);
 }
+
+// Ranking, by hand: one job run with three layouts measured at 100, 110 and 200 tokens/s/GPU and
+// predicted at 105, 100 and 190. Pairs more than 5 % apart: (100, 110) 10 % — predicted in the wrong
+// order; (100, 200) and (110, 200) right: 2 of 3. A repeat of a layout, a pair within 5 % and a run of
+// another job add no pair.
+TEST(Validation, RankingCountsSameJobPairsMoreThanFivePercentApart) {
+    auto run = [](const char* job, const char* layout, double measured, double predicted) {
+        CaseResult r;
+        r.job = job;
+        r.layout = layout;
+        r.measured_tokens_per_s_per_gpu = measured;
+        r.tokens_per_s_per_gpu = predicted;
+        r.throughput_error = (predicted - measured) / measured;
+        return r;
+    };
+    const std::vector<CaseResult> runs = {run("j", "A", 100, 105), run("j", "B", 110, 100), run("j", "C", 200, 190),
+                                          run("j", "C", 180, 150),  // C again: no pair with C
+                                          run("j", "D", 203, 100),  // within 5 % of C's 200; against A, B right, against C's repeat (180) wrong
+                                          run("k", "A", 50, 500)};  // another job
+    std::vector<const CaseResult*> ptrs;
+    for (const CaseResult& r : runs) ptrs.push_back(&r);
+    const RankingStats first3 = ranking_stats({ptrs[0], ptrs[1], ptrs[2]});
+    EXPECT_EQ(first3.pairs, 3);
+    EXPECT_EQ(first3.ordered, 2);
+    // All: A-B ✗, A-C ✓, B-C ✓, A-C' ✓, B-C' ✓, A-D ✗ (100 vs 203 measured, 105 vs 100 predicted),
+    // B-D: 110 vs 203 measured, 100 vs 100 predicted: not ordered ✗, C-D within 5 %: none, C'-D: 180 vs
+    // 203 (12.8 %), 150 vs 100 predicted ✗. 8 pairs, 4 ordered.
+    const RankingStats all = ranking_stats(ptrs);
+    EXPECT_EQ(all.pairs, 8);
+    EXPECT_EQ(all.ordered, 4);
+    EXPECT_DOUBLE_EQ(all.share(), 0.5);
+}

@@ -30,6 +30,8 @@ struct CaseResult {
     std::optional<double> throughput_error;  // (predicted − measured) / measured
     std::optional<double> memory_error;      // same, where memory was measured
     bool fits_as_given = false;              // with the case's assumed recomputation, before resolving it
+    std::string job;     // what makes two runs the same job: source, model, GPU kind and count, sequence, precision
+    std::string layout;  // the layout as planned (degrees, schedule, micro-batch, ZeRO, recompute, ...)
     std::string resolved;                    // "layout.recompute: none → full (...)" when an assumption was resolved
 };
 
@@ -39,6 +41,16 @@ struct ErrorStats {
     double p90_abs_error = 0;
     double mean_signed_error = 0;
 };
+
+/// Ranking (../shared/validation/README.md): over pairs of runs of the same job with different layouts
+/// whose measured throughputs are more than 5 % apart, the share the prediction orders as measured.
+struct RankingStats {
+    int64_t pairs = 0;
+    int64_t ordered = 0;  // predicted in the measured order
+    double share() const { return pairs > 0 ? double(ordered) / double(pairs) : 0.0; }
+};
+/// The ranking of the cases' predictions (only cases with a prediction and a measured throughput count).
+RankingStats ranking_stats(const std::vector<const CaseResult*>& cases);
 
 struct ValidationSummary {
     int64_t cases = 0;
@@ -50,6 +62,8 @@ struct ValidationSummary {
     double median_abs_error = 0, p90_abs_error = 0;
     ErrorStats memory;        // where memory was measured
     std::map<std::string, ErrorStats> by_source, by_gpu, by_kind;
+    RankingStats ranking;
+    std::map<std::string, RankingStats> ranking_by_source;
 };
 
 struct ValidationReport {

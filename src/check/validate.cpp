@@ -58,6 +58,8 @@ CaseResult predict_case(const Case& c) {
     r.source = c.source;
     r.gpu = c.cluster.gpu.id;
     r.moe = c.model.moe.has_value();
+    r.job = fmt::format("{}|{}|{}|{}|{}|{}|{}", c.source, c.model.name, model_params_total(c.model), c.cluster.gpu.id,
+                        c.cluster.gpus, c.layout.seq_len, enum_name(c.layout.precision));
     // Everything predicted comes from model, cluster and layout; the measured part is read after.
     const Plan p = plan_case(c, &r.resolved, true);
     // Nothing resolved: p is the case as written. Resolved: as written it ran but did not fit.
@@ -71,6 +73,10 @@ CaseResult predict_case(const Case& c) {
         r.memory_bytes = p.memory.total_bytes();
         r.fits = p.memory_fits;
         r.planned = true;
+        const Layout& l = p.layout;
+        r.layout = fmt::format("{} {} mb{} z{} {} sp{} {} {}", to_string(l), enum_name(l.schedule), l.micro_batch, l.zero,
+                               enum_name(l.recompute), l.sequence_parallel ? 1 : 0, order_string(l),
+                               enum_name(l.grad_dtype));
     }
     r.measured_tokens_per_s_per_gpu = measured_throughput(c);
     r.measured_step_time_s = c.measured.step_time_s;
@@ -103,6 +109,27 @@ ErrorStats error_stats(std::vector<double> abs_errors, const std::vector<double>
     for (double e : signed_errors) sum += e;
     s.mean_signed_error = signed_errors.empty() ? 0 : sum / double(signed_errors.size());
     return s;
+}
+
+RankingStats ranking_stats(const std::vector<const CaseResult*>& cases) {
+    std::map<std::string, std::vector<const CaseResult*>> jobs;
+    for (const CaseResult* c : cases)
+        if (c->throughput_error && c->measured_tokens_per_s_per_gpu && *c->measured_tokens_per_s_per_gpu > 0)
+            jobs[c->job].push_back(c);
+    RankingStats st;
+    for (const auto& [job, runs] : jobs)
+        for (size_t i = 0; i < runs.size(); ++i)
+            for (size_t k = i + 1; k < runs.size(); ++k) {
+                const CaseResult& a = *runs[i];
+                const CaseResult& b = *runs[k];
+                if (a.layout == b.layout) continue;  // repeats of one layout say nothing about ranking
+                const double ma = *a.measured_tokens_per_s_per_gpu, mb = *b.measured_tokens_per_s_per_gpu;
+                if (std::max(ma, mb) <= 1.05 * std::min(ma, mb)) continue;  // not more than 5 % apart
+                ++st.pairs;
+                const double pa = a.tokens_per_s_per_gpu, pb = b.tokens_per_s_per_gpu;
+                if ((ma > mb && pa > pb) || (ma < mb && pa < pb)) ++st.ordered;  // a predicted tie orders nothing
+            }
+    return st;
 }
 
 ValidationReport validate_cases(const CaseList& list) {
@@ -149,11 +176,23 @@ ValidationReport validate_cases(const CaseList& list) {
     for (auto& [k, a] : src) s.by_source[k] = error_stats(a.abs, a.sgn);
     for (auto& [k, a] : gpu) s.by_gpu[k] = error_stats(a.abs, a.sgn);
     for (auto& [k, a] : kind) s.by_kind[k] = error_stats(a.abs, a.sgn);
+    std::vector<const CaseResult*> all_cases;
+    std::map<std::string, std::vector<const CaseResult*>> per_source;
+    for (const CaseResult& r : rep.cases) {
+        all_cases.push_back(&r);
+        per_source[r.source].push_back(&r);
+    }
+    s.ranking = ranking_stats(all_cases);
+    for (const auto& [k, v] : per_source)
+        if (const RankingStats st = ranking_stats(v); st.pairs > 0) s.ranking_by_source[k] = st;
     return rep;
 }
 
 namespace {
 json opt(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+json ranking_json(const RankingStats& s) {
+    return {{"pairs", s.pairs}, {"ordered", s.ordered}, {"share", s.share()}};
+}
 json stats_json(const ErrorStats& s) {
     return {{"count", s.count}, {"median_abs_error", s.median_abs_error}, {"p90_abs_error", s.p90_abs_error},
             {"mean_signed_error", s.mean_signed_error}};
@@ -184,6 +223,9 @@ json validation_to_json(const ValidationReport& r) {
     for (const auto& [k, v] : s.by_source) by["source"][k] = stats_json(v);
     for (const auto& [k, v] : s.by_gpu) by["gpu"][k] = stats_json(v);
     for (const auto& [k, v] : s.by_kind) by["kind"][k] = stats_json(v);
+    json ranking = ranking_json(s.ranking);
+    ranking["by_source"] = json::object();
+    for (const auto& [k, v] : s.ranking_by_source) ranking["by_source"][k] = ranking_json(v);
     return {{"cases", cases},
             {"summary",
              {{"cases", s.cases}, {"predicted", s.predicted}, {"unpredicted", s.unpredicted},
@@ -191,7 +233,7 @@ json validation_to_json(const ValidationReport& r) {
               {"false_oom", s.false_oom},
               {"false_oom_fraction", s.cases > 0 ? double(s.false_oom) / double(s.cases) : 0.0},
               {"false_oom_as_given", s.false_oom_as_given}, {"resolved_recompute", s.resolved},
-              {"memory", stats_json(s.memory)}, {"by", by}}}};
+              {"memory", stats_json(s.memory)}, {"ranking", ranking}, {"by", by}}}};
 }
 
 std::string format_validation(const ValidationReport& r, bool per_case) {
@@ -219,6 +261,13 @@ std::string format_validation(const ValidationReport& r, bool per_case) {
     out += fmt::format("{} cases had an assumed recomputation that cannot fit and were planned with more; with every "
                        "assumption as written, {} would not fit\n",
                        s.resolved, s.false_oom_as_given);
+    if (s.ranking.pairs > 0) {
+        out += fmt::format("ranking: {:.0f} % of {} same-job pairs more than 5 % apart ordered as measured", 100 * s.ranking.share(),
+                           s.ranking.pairs);
+        std::string by;
+        for (const auto& [k, v] : s.ranking_by_source) by += fmt::format("{}{} {:.0f} % of {}", by.empty() ? "" : ", ", k, 100 * v.share(), v.pairs);
+        out += s.ranking_by_source.size() > 1 ? " (" + by + ")\n" : "\n";
+    }
     if (s.memory.count > 0)
         out += fmt::format("memory, {} cases with a measurement: median {:.1f} %, p90 {:.1f} %, mean signed {:+.1f} %\n",
                            s.memory.count, 100 * s.memory.median_abs_error, 100 * s.memory.p90_abs_error,
