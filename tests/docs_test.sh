@@ -27,4 +27,11 @@ if [ "$want" != "$got" ]; then
     diff <(echo "$want") <(echo "$got")
     exit 1
 fi
-echo "docs_validation: 2 passed, 0 failed"
+want=$(sed -n '/<!-- loso-output-begin -->/,/<!-- loso-output-end -->/p' "$root/docs/validation.md" | sed '1,2d;$d' | sed '$d')
+got=$("$bin" validate "$data" --leave-one-source-out | sed -n '/^leave one source out/,$p')
+if [ "$want" != "$got" ]; then
+    echo "docs/validation.md leave-one-source-out block is out of date (run tools/update_validation_doc.sh):"
+    diff <(echo "$want") <(echo "$got")
+    exit 1
+fi
+echo "docs_validation: 3 passed, 0 failed"

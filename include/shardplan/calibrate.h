@@ -47,4 +47,28 @@ FitScore score_efficiency(const std::vector<Case>& cases, const Efficiency& eff)
 FitResult fit_efficiency(const std::vector<Case>& cases, const Efficiency& start, double prior_weight = 0.02,
                          const std::vector<FitParam>& params = fit_params());
 
+/// Leave-one-source-out (docs/validation.md): for each source, every GPU generation's constants are
+/// refit from the generic values on the other sources' runs only, and that source's runs are predicted
+/// with them. Its residuals are what a source the project has never seen should expect; the in-sample
+/// figures of validate are not.
+struct HeldOutSource {
+    std::string source;
+    ErrorStats throughput;
+    RankingStats ranking;
+};
+struct LeaveOneSourceOut {
+    std::vector<HeldOutSource> sources;  // by name
+    std::vector<CaseResult> cases;       // each case predicted with the constants fitted without its source
+    ErrorStats throughput;               // over every held-out prediction
+    RankingStats ranking;
+};
+/// `threads` = 0: one per hardware thread (the sources are fitted in parallel; the result does not
+/// depend on it).
+LeaveOneSourceOut leave_one_source_out(const std::vector<Case>& cases, int threads = 0);
+/// {"median_abs_error", "p90_abs_error", "mean_signed_error", "count", "ranking": {...},
+///  "by_source": {NAME: {... the same}}}
+json loso_to_json(const LeaveOneSourceOut& r);
+/// The terminal table: each source held out, then all held-out predictions together.
+std::string format_loso(const LeaveOneSourceOut& r);
+
 }  // namespace shardplan

@@ -2,7 +2,12 @@
 #include "shardplan/calibrate.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <map>
+#include <thread>
+
+#include <fmt/format.h>
 
 #include "shardplan/constants.h"
 #include "shardplan/plan.h"
@@ -126,6 +131,100 @@ FitResult fit_efficiency(const std::vector<Case>& cases, const Efficiency& start
     r.eff = eff;
     r.after = score_efficiency(cases, eff);
     return r;
+}
+
+LeaveOneSourceOut leave_one_source_out(const std::vector<Case>& cases, int threads) {
+    std::vector<std::string> sources;
+    for (const Case& c : cases)
+        if (std::find(sources.begin(), sources.end(), c.source) == sources.end()) sources.push_back(c.source);
+    std::sort(sources.begin(), sources.end());
+    // One job per source: fit each generation on the others' runs, predict this source's runs.
+    std::vector<std::vector<CaseResult>> held(sources.size());
+    auto job = [&](size_t s) {
+        std::map<std::string, std::vector<Case>> train;
+        for (const Case& c : cases)
+            if (c.source != sources[s]) {
+                Case generic = c;
+                generic.cluster.gpu.eff = Efficiency{};
+                train[c.cluster.gpu.generation].push_back(std::move(generic));
+            }
+        std::map<std::string, Efficiency> fitted;
+        for (const Case& c : cases) {
+            if (c.source != sources[s] || fitted.count(c.cluster.gpu.generation)) continue;
+            const auto t = train.find(c.cluster.gpu.generation);
+            // No other source ran on this generation: the generic constants are all there is.
+            fitted[c.cluster.gpu.generation] = t == train.end() ? Efficiency{} : fit_efficiency(t->second, Efficiency{}).eff;
+        }
+        for (const Case& c : cases) {
+            if (c.source != sources[s]) continue;
+            Case with = c;
+            with.cluster.gpu.eff = fitted[c.cluster.gpu.generation];
+            held[s].push_back(predict_case(with));
+        }
+    };
+    const size_t n_threads = std::min<size_t>(
+        sources.size(), static_cast<size_t>(threads > 0 ? threads : std::max(1u, std::thread::hardware_concurrency())));
+    std::atomic<size_t> next{0};
+    std::vector<std::thread> pool;
+    for (size_t t = 0; t < n_threads; ++t)
+        pool.emplace_back([&] {
+            for (size_t s; (s = next.fetch_add(1)) < sources.size();) job(s);
+        });
+    for (std::thread& t : pool) t.join();
+
+    LeaveOneSourceOut out;
+    std::vector<double> abs_all, sgn_all;
+    for (size_t s = 0; s < sources.size(); ++s) {
+        std::vector<double> abs, sgn;
+        std::vector<const CaseResult*> ptrs;
+        for (const CaseResult& r : held[s]) {
+            ptrs.push_back(&r);
+            if (!r.error.empty() || !r.throughput_error) continue;
+            abs.push_back(std::fabs(*r.throughput_error));
+            sgn.push_back(*r.throughput_error);
+        }
+        out.sources.push_back({sources[s], error_stats(abs, sgn), ranking_stats(ptrs)});
+        abs_all.insert(abs_all.end(), abs.begin(), abs.end());
+        sgn_all.insert(sgn_all.end(), sgn.begin(), sgn.end());
+    }
+    for (auto& h : held)
+        for (CaseResult& r : h) out.cases.push_back(std::move(r));
+    out.throughput = error_stats(abs_all, sgn_all);
+    // Ranking pairs never span sources (a job is one source's), so the pooled ranking is the sum.
+    for (const HeldOutSource& h : out.sources) {
+        out.ranking.pairs += h.ranking.pairs;
+        out.ranking.ordered += h.ranking.ordered;
+    }
+    return out;
+}
+
+namespace {
+json held_json(const ErrorStats& e, const RankingStats& r) {
+    return {{"count", e.count}, {"median_abs_error", e.median_abs_error}, {"p90_abs_error", e.p90_abs_error},
+            {"mean_signed_error", e.mean_signed_error},
+            {"ranking", {{"pairs", r.pairs}, {"ordered", r.ordered}, {"share", r.share()}}}};
+}
+}  // namespace
+
+json loso_to_json(const LeaveOneSourceOut& r) {
+    json j = held_json(r.throughput, r.ranking);
+    j["by_source"] = json::object();
+    for (const HeldOutSource& h : r.sources) j["by_source"][h.source] = held_json(h.throughput, h.ranking);
+    return j;
+}
+
+std::string format_loso(const LeaveOneSourceOut& r) {
+    std::string out = "leave one source out: each source predicted with constants fitted (from generic values) on the others\n";
+    out += fmt::format("{:<26} {:>6} {:>9} {:>9} {:>12} {:>14}\n", "held-out source", "cases", "median", "p90",
+                       "mean signed", "ranking");
+    auto row = [&](const std::string& name, const ErrorStats& e, const RankingStats& k) {
+        const std::string rank = k.pairs > 0 ? fmt::format("{:.0f} % of {}", 100 * k.share(), k.pairs) : "-";
+        out += fmt::format("{:<26} {:>6} {:>8.1f}% {:>8.1f}% {:>+11.1f}% {:>14}\n", name, e.count, 100 * e.median_abs_error,
+                           100 * e.p90_abs_error, 100 * e.mean_signed_error, rank);
+    };
+    for (const HeldOutSource& h : r.sources) row(h.source, h.throughput, h.ranking);
+    row("all held out", r.throughput, r.ranking);
+    return out;
 }
 
 }  // namespace shardplan
