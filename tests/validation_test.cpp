@@ -9,6 +9,7 @@
 #include "helpers.h"
 #include "shardplan/calibrate.h"
 #include "shardplan/presets.h"
+#include "shardplan/ranges.h"
 #include "shardplan/validate.h"
 
 using namespace shardplan;
@@ -198,4 +199,38 @@ TEST(Calibrate, LeaveOneSourceOutPredictsEachSourceFromTheOthers) {
     Case g = alone;
     g.cluster.gpu.eff = Efficiency{};
     EXPECT_NEAR(one.cases.back().tokens_per_s_per_gpu, predict_case(g).tokens_per_s_per_gpu, 1e-9);
+}
+
+// The 80 % range of a plan comes from the most specific class of held-out runs with enough runs, and
+// falls back to wider classes: a framework with no class of its own, a generation with none.
+TEST(Ranges, TheMostSpecificBandWithEnoughRuns) {
+    auto band = [](const char* k, const char* g, const char* f) -> const ResidualBand* {
+        for (const ResidualBand& b : residual_bands())
+            if (std::string(b.kind) == k && std::string(b.generation) == g && std::string(b.family) == f) return &b;
+        return nullptr;
+    };
+    const ResidualBand* hopper_megatron = band("dense", "hopper", "megatron");
+    const ResidualBand* hopper = band("dense", "hopper", "");
+    const ResidualBand* dense = band("dense", "", "");
+    ASSERT_TRUE(hopper_megatron && hopper && dense) << "tools/fit_ranges.py writes these classes";
+    ASSERT_GE(hopper_megatron->runs, kMinBandRuns);
+    // residual = log(pred/meas), so measured = predicted / exp(residual): [P/e^q90, P/e^q10].
+    ThroughputRange r = throughput_range(1000, false, "hopper", "megatron");
+    EXPECT_NEAR(r.low, 1000 / std::exp(hopper_megatron->log_q90), 1e-9);
+    EXPECT_NEAR(r.high, 1000 / std::exp(hopper_megatron->log_q10), 1e-9);
+    EXPECT_EQ(r.runs, hopper_megatron->runs);
+    EXPECT_EQ(r.basis, "dense · hopper · megatron");
+    r = throughput_range(1000, false, "hopper", "");  // no framework named
+    EXPECT_EQ(r.runs, hopper->runs);
+    EXPECT_EQ(r.basis, "dense · hopper · all frameworks");
+    r = throughput_range(1000, false, "hopper", "jax");  // no jax runs on Hopper
+    EXPECT_EQ(r.runs, hopper->runs);
+    r = throughput_range(1000, false, "cdna3", "megatron");  // no runs on that generation
+    EXPECT_EQ(r.runs, dense->runs);
+    EXPECT_EQ(r.basis, "dense · all frameworks");
+    EXPECT_LT(r.low, r.high);
+    EXPECT_EQ(framework_family("NeMo 24.07 (Megatron-Core)"), "megatron");
+    EXPECT_EQ(framework_family("torchtitan (PyTorch FSDP2/DTensor)"), "fsdp");
+    EXPECT_EQ(framework_family("MaxText (JAX)"), "jax");
+    EXPECT_EQ(framework_family(""), "");
 }

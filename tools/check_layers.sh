@@ -7,7 +7,7 @@ root="${1:-$(dirname "$0")/..}"
 cd "$root" || exit 2
 layer_of() {
     case "$1" in
-        enums|error|model|hardware|constants|layout|presets) echo 0 ;;      # inputs
+        enums|error|model|hardware|constants|layout|presets|ranges) echo 0 ;; # inputs
         collectives|compute|memory|comm|topology|schedule) echo 1 ;;          # cost terms
         simulate|pipeline) echo 2 ;;                                          # pipeline
         plan) echo 3 ;;                                                       # one evaluation

@@ -142,6 +142,10 @@ async function update() {
 function render(p) {
   document.body.dataset.ready = '1';
   $('tps').textContent = Math.round(p.throughput.tokens_per_s_per_gpu).toLocaleString('en-US') + ' tokens/s/GPU';
+  const [lo, hi] = p.throughput.tokens_per_s_per_gpu_range, basis = p.throughput.range_basis;
+  $('tps-range').textContent = basis.runs > 0
+    ? `80 % range ${Math.round(lo).toLocaleString('en-US')}–${Math.round(hi).toLocaleString('en-US')}: where ${basis.runs} held-out published runs like it (${basis.class}) measured`
+    : '';
   $('mfu').textContent = `MFU ${(100 * p.throughput.mfu).toFixed(1)} % · HFU ${(100 * p.throughput.hfu).toFixed(1)} % of ${(p.throughput.peak_flops / 1e12).toFixed(0)} TFLOP/s ${p.inputs.layout.precision}`;
   $('step').textContent = fmtTime(p.time.step_s);
   $('fits').textContent = p.memory.fits ? `fits: ${fmtBytes(p.memory.total_bytes)} of ${fmtBytes(p.memory.capacity_bytes)}`

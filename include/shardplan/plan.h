@@ -22,6 +22,7 @@
 #include "shardplan/model.h"
 #include "shardplan/schedule.h"
 #include "shardplan/pipeline.h"
+#include "shardplan/ranges.h"
 #include "shardplan/topology.h"
 
 namespace shardplan {
@@ -72,6 +73,9 @@ struct Throughput {
     double peak_flops = 0;                // dense peak of the layout's precision: the MFU denominator
     double mfu = 0;
     double hfu = 0;
+    /// Where measured tokens/s per GPU of runs like this fell 80 % of the time (ranges.h): set by a full
+    /// evaluation, not by the search's inner loop.
+    ThroughputRange range;
 };
 
 struct Plan {

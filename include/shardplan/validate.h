@@ -18,12 +18,13 @@
 namespace shardplan {
 
 struct CaseResult {
-    std::string id, source, gpu;
+    std::string id, source, gpu, generation, family;  // family: framework_family() of the layout's framework
     bool moe = false;
     std::string error;  // non-empty: the case could not be predicted, and why
     bool planned = false;  // the layout was planned (a run without a measured throughput still ran)
     // Predicted.
     double tokens_per_s_per_gpu = 0, step_time_s = 0, mfu = 0, memory_bytes = 0;
+    double range_low = 0, range_high = 0;  // the plan's 80 % range of tokens/s per GPU (ranges.h)
     bool fits = false;
     // Measured (tokens/s per GPU from the source, or from step time and the global batch).
     std::optional<double> measured_tokens_per_s_per_gpu, measured_step_time_s, measured_mfu, measured_memory_bytes;

@@ -210,6 +210,13 @@ json loso_to_json(const LeaveOneSourceOut& r) {
     json j = held_json(r.throughput, r.ranking);
     j["by_source"] = json::object();
     for (const HeldOutSource& h : r.sources) j["by_source"][h.source] = held_json(h.throughput, h.ranking);
+    // Each held-out prediction's residual and class: what tools/fit_ranges.py builds the ranges from.
+    j["cases"] = json::array();
+    for (const CaseResult& c : r.cases)
+        if (c.error.empty() && c.throughput_error)
+            j["cases"].push_back({{"id", c.id}, {"source", c.source}, {"kind", c.moe ? "moe" : "dense"},
+                                  {"generation", c.generation}, {"family", c.family},
+                                  {"throughput_error", *c.throughput_error}});
     return j;
 }
 

@@ -57,6 +57,8 @@ CaseResult predict_case(const Case& c) {
     r.id = c.id;
     r.source = c.source;
     r.gpu = c.cluster.gpu.id;
+    r.generation = c.cluster.gpu.generation;
+    r.family = framework_family(c.layout.framework);
     r.moe = c.model.moe.has_value();
     r.job = fmt::format("{}|{}|{}|{}|{}|{}|{}", c.source, c.model.name, model_params_total(c.model), c.cluster.gpu.id,
                         c.cluster.gpus, c.layout.seq_len, enum_name(c.layout.precision));
@@ -68,6 +70,8 @@ CaseResult predict_case(const Case& c) {
         r.error = p.rejection->field + ": expected " + p.rejection->expected;
     } else {
         r.tokens_per_s_per_gpu = p.throughput.tokens_per_s_per_gpu;
+        r.range_low = p.throughput.range.low;
+        r.range_high = p.throughput.range.high;
         r.step_time_s = p.time.step_s;
         r.mfu = p.throughput.mfu;
         r.memory_bytes = p.memory.total_bytes();
@@ -204,7 +208,8 @@ json validation_to_json(const ValidationReport& r) {
     for (const CaseResult& c : r.cases) {
         json j = {{"id", c.id}, {"source", c.source}, {"gpu", c.gpu}, {"kind", c.moe ? "moe" : "dense"}};
         if (c.error.empty() || c.error == "no measured throughput to compare with") {
-            j["predicted"] = {{"tokens_per_s_per_gpu", c.tokens_per_s_per_gpu}, {"step_time_s", c.step_time_s},
+            j["predicted"] = {{"tokens_per_s_per_gpu", c.tokens_per_s_per_gpu},
+                              {"tokens_per_s_per_gpu_range", {c.range_low, c.range_high}}, {"step_time_s", c.step_time_s},
                               {"mfu", c.mfu}, {"memory_bytes", c.memory_bytes}, {"fits", c.fits}};
         } else {
             j["predicted"] = nullptr;

@@ -175,6 +175,9 @@ nlohmann::json plan_to_json(const Plan& p) {
         j["stages"].push_back({{"index", s.stage.index}, {"layers", s.stage.layers}, {"moe_layers", s.stage.moe_layers},
                                {"embedding", s.stage.first}, {"head", s.stage.last}, {"in_flight", s.in_flight},
                                {"memory", memory_json(s.memory)}, {"fwd_s", s.times.fwd_s}, {"bwd_s", s.times.bwd_s}});
+    const ThroughputRange& r = p.throughput.range;
+    j["throughput"]["tokens_per_s_per_gpu_range"] = {r.low, r.high};
+    j["throughput"]["range_basis"] = {{"runs", r.runs}, {"class", r.basis}};
     j["findings"] = plan_findings(p);
     return j;
 }

@@ -441,8 +441,11 @@ void evaluate_into(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Pl
                                             : owned.total();
     plan.time.optimizer_s = optimizer_step_s(owned_params, l.grad_dtype, c);
 
-    // 10. Step time and throughput.
+    // 10. Step time and throughput, and how far runs like it strayed from their predictions.
     finish_throughput(m, c, l, plan);
+    if (o.depth == Depth::full)
+        plan.throughput.range = throughput_range(plan.throughput.tokens_per_s_per_gpu, m.moe.has_value(), c.gpu.generation,
+                                                 framework_family(l.framework));
 }
 
 std::optional<LayoutProblem> trace_refusal(const ModelSpec& m, const ClusterSpec& c, const Layout& l,

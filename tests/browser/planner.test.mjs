@@ -57,6 +57,8 @@ test('TP above the domain size turns the TP group red and memory per GPU shrinks
   assert.equal(await page.inputValue('#tp'), '8');
   assert.equal(await page.locator('#topology g.group.tp.crossing').count(), 0);
   const before = Number(await page.getAttribute('#memory-bar', 'data-total'));
+  // The throughput carries its 80 % range from held-out published runs, and says where it comes from.
+  assert.match(await page.textContent('#tps-range'), /^80 % range [\d,]+–[\d,]+: where \d+ held-out published runs like it \(dense · hopper/);
   await page.screenshot({ path: `${SHOTS}/tp8.png`, fullPage: true });
 
   await setNumber('tp', 16);

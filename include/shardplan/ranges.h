@@ -1,0 +1,38 @@
+/// How far a prediction of tokens/s per GPU can be trusted: an 80 % range from the leave-one-source-out
+/// residuals (docs/validation.md) of published runs like it — dense or MoE, GPU generation, framework
+/// family — with fallbacks to wider classes where too few runs are alike. tools/fit_ranges.py writes the
+/// table from `validate calibration.json --leave-one-source-out --json`.
+///
+///   ThroughputRange r = throughput_range(1500, false, "hopper", "megatron");   // r.low, r.high, r.runs
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace shardplan {
+
+/// "megatron" (Megatron-LM, Megatron-Core, NeMo, Megatron-Bridge, Megatron-DeepSpeed), "fsdp" (torchtitan,
+/// llm-foundry/Composer, FSDP), "jax" (MaxText, PaxML), "deepspeed", or "" when the text names none.
+std::string framework_family(const std::string& framework);
+
+/// One class of runs and the 10th/90th percentiles of its held-out residuals, log(predicted/measured).
+/// An empty field matches any value.
+struct ResidualBand {
+    const char* kind;        // "dense", "moe" or ""
+    const char* generation;  // "hopper", ... or ""
+    const char* family;      // framework_family() or ""
+    int64_t runs;
+    double log_q10, log_q90;
+};
+const std::vector<ResidualBand>& residual_bands();
+
+struct ThroughputRange {
+    double low = 0, high = 0;  // tokens/s per GPU: measured runs like this one fell inside 80 % of the time
+    int64_t runs = 0;          // how many held-out runs the band comes from
+    std::string basis;         // "moe · hopper · megatron", "dense · all frameworks", ...
+};
+/// The most specific band with at least kMinBandRuns runs.
+ThroughputRange throughput_range(double predicted, bool moe, const std::string& generation, const std::string& family);
+inline constexpr int64_t kMinBandRuns = 20;
+
+}  // namespace shardplan

@@ -1,0 +1,67 @@
+// The 80 % ranges of predicted throughput (include/shardplan/ranges.h).
+#include "shardplan/ranges.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string_view>
+
+namespace shardplan {
+
+std::string framework_family(const std::string& framework) {
+    std::string f = framework;
+    std::transform(f.begin(), f.end(), f.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+    auto has = [&](std::string_view s) { return f.find(s) != std::string::npos; };
+    if (has("megatron") || has("nemo")) return "megatron";
+    if (has("torchtitan") || has("fsdp") || has("composer") || has("llm-foundry") || has("nanotron")) return "fsdp";
+    if (has("maxtext") || has("paxml") || has("jax")) return "jax";
+    if (has("deepspeed")) return "deepspeed";
+    return "";
+}
+
+const std::vector<ResidualBand>& residual_bands() {
+    static const std::vector<ResidualBand> bands = {
+        // RANGES-BEGIN (tools/fit_ranges.py: kind, generation, family, runs, log q10, log q90)
+        {"", "", "", 324, -0.4873, 0.2018},
+        {"dense", "", "", 256, -0.2694, 0.2070},
+        {"dense", "ampere", "", 98, -0.3345, 0.1426},
+        {"dense", "ampere", "fsdp", 79, -0.3577, 0.0735},
+        {"dense", "ampere", "megatron", 19, -0.0662, 0.9551},
+        {"dense", "blackwell", "", 26, -0.1561, 0.0558},
+        {"dense", "blackwell", "megatron", 26, -0.1561, 0.0558},
+        {"dense", "hopper", "", 132, -0.2005, 0.2489},
+        {"dense", "hopper", "fsdp", 57, -0.0866, 0.2866},
+        {"dense", "hopper", "jax", 18, -0.2109, 0.4097},
+        {"dense", "hopper", "megatron", 57, -0.2397, -0.0031},
+        {"moe", "", "", 68, -0.9434, 0.1861},
+        {"moe", "blackwell", "", 38, -1.0665, -0.2794},
+        {"moe", "blackwell", "megatron", 38, -1.0665, -0.2794},
+        {"moe", "hopper", "", 30, -0.1842, 0.1939},
+        {"moe", "hopper", "megatron", 30, -0.1842, 0.1939},
+        // RANGES-END
+    };
+    return bands;
+}
+
+ThroughputRange throughput_range(double predicted, bool moe, const std::string& generation, const std::string& family) {
+    const std::string kind = moe ? "moe" : "dense";
+    // From the most specific class to the widest: kind · generation · family, kind · generation, kind, all.
+    const struct { bool gen, fam, kind; } levels[] = {{true, true, true}, {true, false, true}, {false, false, true},
+                                                      {false, false, false}};
+    for (const auto& lv : levels) {
+        if (lv.fam && family.empty()) continue;  // no framework named: no family class to look in
+        for (const ResidualBand& b : residual_bands()) {
+            if ((lv.kind ? kind : std::string()) != b.kind) continue;
+            if ((lv.gen ? generation : std::string()) != b.generation) continue;
+            if ((lv.fam ? family : std::string()) != b.family) continue;
+            if (b.runs < kMinBandRuns && lv.kind) continue;
+            std::string basis = lv.kind ? kind : "all runs";
+            if (lv.gen) basis += " · " + generation;
+            basis += lv.fam ? " · " + family : " · all frameworks";
+            // residual = log(pred/meas): measured = predicted / exp(residual).
+            return {predicted / std::exp(b.log_q90), predicted / std::exp(b.log_q10), b.runs, basis};
+        }
+    }
+    return {predicted, predicted, 0, "no held-out runs"};
+}
+
+}  // namespace shardplan
