@@ -1,7 +1,11 @@
 // Memory per GPU, hand-worked.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "shardplan/memory.h"
+#include "shardplan/plan.h"
+#include "shardplan/report.h"
 #include "shardplan/presets.h"
 #include "shardplan/schedule.h"
 
@@ -184,4 +188,34 @@ TEST(Memory, EveryStageSplitCoversEveryLayerOnce) {
     EXPECT_EQ(st.front().layers, 3);
     EXPECT_EQ(st.back().layers, 2);
     for (size_t i = 1; i + 1 < st.size(); ++i) EXPECT_EQ(st[i].layers, 4);
+}
+
+// Three figures per GPU: allocated (tensors), reserved (+ the caching allocator's share of the activation
+// churn), device (+ CUDA context, NCCL, workspaces); `fits` judges the device figure. Llama 3 8B on one
+// H100, micro-batch 1 of 8192 tokens, vocabulary 128,256: the loss holds the bf16 logits beside their fp32
+// copy for a moment, 2 B · 8192 · 128256 = 2.101 GB on the last stage (PP1: the only one).
+TEST(Memory, AllocatedReservedAndDeviceFigures) {
+    const ModelSpec m = preset_model("llama3-8b");
+    ClusterSpec c = preset_cluster("dgx-h100");
+    c.gpus = 8;
+    Layout l;
+    l.tp = 8;
+    l.dp = 1;
+    l.global_batch = 1;
+    l.seq_len = 8192;
+    const Plan p = evaluate(m, c, l);
+    ASSERT_FALSE(p.rejection);
+    const MemoryBreakdown& mem = p.memory;
+    const Efficiency& e = c.gpu.eff;
+    EXPECT_NEAR(mem.allocated_bytes(), mem.weights_bytes + mem.grads_bytes + mem.optimizer_bytes + mem.activations_bytes +
+                                           mem.other_bytes, 1.0);
+    EXPECT_NEAR(mem.reserved_bytes() - mem.allocated_bytes(), e.fragmentation * mem.activations_bytes, 1.0);
+    EXPECT_NEAR(mem.device_bytes() - mem.reserved_bytes(), e.reserve_bytes, 1.0);
+    EXPECT_DOUBLE_EQ(mem.total_bytes(), mem.device_bytes());
+    EXPECT_EQ(p.memory_fits, mem.device_bytes() <= p.capacity_bytes);
+    // The loss's bf16 logits (÷ tp 8) are among the buffers: 2 · 8192 · 128256 / 8 = 262.7 MB.
+    EXPECT_GE(mem.other_bytes, 2.0 * 8192 * 128256 / 8 - 1);
+    const nlohmann::json j = plan_to_json(p);
+    EXPECT_DOUBLE_EQ(j["memory"]["reserved_bytes"].get<double>(), mem.reserved_bytes());
+    EXPECT_DOUBLE_EQ(j["memory"]["total_bytes"].get<double>(), j["memory"]["device_bytes"].get<double>());
 }

@@ -234,3 +234,34 @@ TEST(Ranges, TheMostSpecificBandWithEnoughRuns) {
     EXPECT_EQ(framework_family("MaxText (JAX)"), "jax");
     EXPECT_EQ(framework_family(""), "");
 }
+
+// Measured memory is compared with the predicted figure of its kind (allocated < reserved < device).
+TEST(Validation, MemoryIsComparedWithTheFigureOfItsKind) {
+    Case c;
+    c.id = "8b";
+    c.model = preset_model("llama3-8b");
+    c.cluster = preset_cluster("dgx-h100");
+    c.cluster.gpus = 8;
+    c.layout.tp = 8;
+    c.layout.dp = 1;
+    c.layout.global_batch = 8;
+    c.layout.seq_len = 8192;
+    c.measured.tokens_per_s_per_gpu = 1000;
+    const Plan p = evaluate(c.model, c.cluster, c.layout);
+    CaseList list;
+    for (const char* kind : {"allocated", "reserved", "device", ""}) {
+        Case k = c;
+        k.id = kind;
+        k.measured.memory_kind = kind;
+        k.measured.memory_gb_per_gpu = p.memory.allocated_bytes() / 1e9;  // the allocated figure, for each kind
+        list.cases.push_back(k);
+    }
+    const ValidationReport r = validate_cases(list);
+    ASSERT_EQ(r.cases.size(), 4u);
+    EXPECT_NEAR(*r.cases[0].memory_error, 0.0, 1e-12);
+    EXPECT_NEAR(*r.cases[1].memory_error, (p.memory.reserved_bytes() - p.memory.allocated_bytes()) / p.memory.allocated_bytes(), 1e-12);
+    EXPECT_NEAR(*r.cases[2].memory_error, (p.memory.device_bytes() - p.memory.allocated_bytes()) / p.memory.allocated_bytes(), 1e-12);
+    EXPECT_EQ(r.cases[3].memory_kind, "device");  // unstated: what nvidia-smi shows
+    EXPECT_EQ(r.summary.memory_by_kind.size(), 3u);
+    EXPECT_EQ(r.summary.memory_by_kind.at("device").count, 2);
+}

@@ -15,13 +15,27 @@ namespace shardplan {
 struct ClusterSpec;
 struct Layout;
 
+/// One GPU's memory at its peak, as three figures (docs/model.md §2.5): what tensors hold (allocated:
+/// torch.cuda.max_memory_allocated), what the caching allocator holds for them (reserved), and what the
+/// device shows (nvidia-smi: + CUDA context, NCCL buffers, library workspaces). `fits` compares the device
+/// figure with usable HBM; total_bytes() is that figure.
 struct MemoryBreakdown {
     double weights_bytes = 0;
     double grads_bytes = 0;
     double optimizer_bytes = 0;
-    double activations_bytes = 0;
-    double other_bytes = 0;
-    double total_bytes() const { return weights_bytes + grads_bytes + optimizer_bytes + activations_bytes + other_bytes; }
+    double activations_bytes = 0;  // stored for the backward, of every micro-batch in flight
+    double other_bytes = 0;        // buffers: the loss's transient logits, FP8 copies, gathered FSDP layers, PP send/recv
+    double allocator_bytes = 0;    // reserved − allocated: the caching allocator's rounding and fragmentation
+    double runtime_bytes = 0;      // device − reserved: CUDA context, NCCL communicators, library workspaces
+    double allocated_bytes() const { return weights_bytes + grads_bytes + optimizer_bytes + activations_bytes + other_bytes; }
+    double reserved_bytes() const { return allocated_bytes() + allocator_bytes; }
+    double device_bytes() const { return reserved_bytes() + runtime_bytes; }
+    double total_bytes() const { return device_bytes(); }
+    /// Activations of `bytes` more stored, with the allocator's share of their churn.
+    void add_activations(double bytes, double fragmentation) {
+        activations_bytes += bytes;
+        allocator_bytes += bytes * fragmentation;
+    }
 };
 
 /// The layers of one pipeline rank (for interleaved schedules: all its chunks together).
@@ -65,8 +79,8 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const ClusterSpec& c, const Lay
                              double in_flight);
 MemoryBreakdown stage_memory(const ModelSpec& m, const ClusterSpec& c, const Layout& l, const Stage& s,
                              double in_flight, const LayerMemory& lm);
-/// What each further micro-batch in flight adds to the stage's activation memory (fragmentation included):
-/// stage_memory(in_flight) = stage_memory(0) + in_flight × this.
-double stage_activation_bytes_per_micro_batch(const ClusterSpec& c, const Stage& s, const LayerMemory& lm);
+/// What each further micro-batch in flight adds to the stage's stored activations (before the allocator's
+/// share): stage_memory(in_flight) = stage_memory(0) with add_activations(in_flight × this, fragmentation).
+double stage_activation_bytes_per_micro_batch(const Stage& s, const LayerMemory& lm);
 
 }  // namespace shardplan

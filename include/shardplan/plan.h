@@ -49,8 +49,9 @@ struct StageReport {
     MemoryBreakdown memory;
     double in_flight = 0;  // micro-batches of activations alive at the peak
     StageTimes times;      // per micro-batch, exposed per-layer communication included
-    /// What one more micro-batch in flight adds: memory.activations_bytes = base + in_flight × this,
-    /// the base being what the stage holds with none in flight (a full-recompute working set, say).
+    /// What one more micro-batch in flight adds to the stored activations: memory.activations_bytes =
+    /// base + in_flight × this, the base being what the stage holds with none in flight (a full-recompute
+    /// working set, say); the allocator's share (fragmentation) comes on top in allocator_bytes.
     double activation_bytes_per_micro_batch = 0;
 };
 

@@ -25,11 +25,13 @@ struct CaseResult {
     // Predicted.
     double tokens_per_s_per_gpu = 0, step_time_s = 0, mfu = 0, memory_bytes = 0;
     double range_low = 0, range_high = 0;  // the plan's 80 % range of tokens/s per GPU (ranges.h)
+    double allocated_bytes = 0, reserved_bytes = 0, device_bytes = 0;  // memory_bytes is the device figure
+    std::string memory_kind;  // of the measurement: "allocated", "reserved" or "device" (unstated: device)
     bool fits = false;
     // Measured (tokens/s per GPU from the source, or from step time and the global batch).
     std::optional<double> measured_tokens_per_s_per_gpu, measured_step_time_s, measured_mfu, measured_memory_bytes;
     std::optional<double> throughput_error;  // (predicted − measured) / measured
-    std::optional<double> memory_error;      // same, where memory was measured
+    std::optional<double> memory_error;      // same, where memory was measured, against the figure of its kind
     bool fits_as_given = false;              // with the case's assumed recomputation, before resolving it
     std::string job;     // what makes two runs the same job: source, model, GPU kind and count, sequence, precision
     std::string layout;  // the layout as planned (degrees, schedule, micro-batch, ZeRO, recompute, ...)
@@ -62,6 +64,8 @@ struct ValidationSummary {
     int64_t resolved = 0;     // cases whose assumed recomputation did not fit and was resolved
     double median_abs_error = 0, p90_abs_error = 0;
     ErrorStats memory;        // where memory was measured
+    std::map<std::string, ErrorStats> memory_by_kind;  // allocated / reserved / device
+    int64_t memory_under_10 = 0;  // measured memory more than 10 % above the prediction
     std::map<std::string, ErrorStats> by_source, by_gpu, by_kind;
     RankingStats ranking;
     std::map<std::string, RankingStats> ranking_by_source;

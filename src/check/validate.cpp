@@ -75,6 +75,9 @@ CaseResult predict_case(const Case& c) {
         r.step_time_s = p.time.step_s;
         r.mfu = p.throughput.mfu;
         r.memory_bytes = p.memory.total_bytes();
+        r.allocated_bytes = p.memory.allocated_bytes();
+        r.reserved_bytes = p.memory.reserved_bytes();
+        r.device_bytes = p.memory.device_bytes();
         r.fits = p.memory_fits;
         r.planned = true;
         const Layout& l = p.layout;
@@ -88,8 +91,15 @@ CaseResult predict_case(const Case& c) {
     if (c.measured.memory_gb_per_gpu) r.measured_memory_bytes = *c.measured.memory_gb_per_gpu * 1e9;
     if (r.error.empty() && r.measured_tokens_per_s_per_gpu)
         r.throughput_error = (r.tokens_per_s_per_gpu - *r.measured_tokens_per_s_per_gpu) / *r.measured_tokens_per_s_per_gpu;
+    // Compared with the figure of the measurement's kind (../shared/validation/README.md): allocated <
+    // reserved < device, never one number for all three.
+    r.memory_kind = c.measured.memory_kind == "allocated" || c.measured.memory_kind == "reserved" ? c.measured.memory_kind
+                                                                                                   : "device";
+    const double predicted_kind = r.memory_kind == "allocated"  ? r.allocated_bytes
+                                  : r.memory_kind == "reserved" ? r.reserved_bytes
+                                                                : r.device_bytes;
     if (r.error.empty() && r.measured_memory_bytes && *r.measured_memory_bytes > 0)
-        r.memory_error = (r.memory_bytes - *r.measured_memory_bytes) / *r.measured_memory_bytes;
+        r.memory_error = (predicted_kind - *r.measured_memory_bytes) / *r.measured_memory_bytes;
     if (r.error.empty() && !r.measured_tokens_per_s_per_gpu) r.error = "no measured throughput to compare with";
     return r;
 }
@@ -151,14 +161,18 @@ ValidationReport validate_cases(const CaseList& list) {
     struct Acc { std::vector<double> abs, sgn; };
     std::map<std::string, Acc> src, gpu, kind;
     Acc all, mem;
+    std::map<std::string, Acc> mem_kind;
     for (const CaseResult& r : rep.cases) {
         if (r.planned) {  // every published run ran, whether or not its throughput was published
             if (!r.fits) ++s.false_oom;
             if (!r.fits_as_given) ++s.false_oom_as_given;
             if (!r.resolved.empty()) ++s.resolved;
             if (r.memory_error) {
-                mem.abs.push_back(std::fabs(*r.memory_error));
-                mem.sgn.push_back(*r.memory_error);
+                for (Acc* a : {&mem, &mem_kind[r.memory_kind]}) {
+                    a->abs.push_back(std::fabs(*r.memory_error));
+                    a->sgn.push_back(*r.memory_error);
+                }
+                if (*r.memory_error < -0.10) ++s.memory_under_10;
             }
         }
         if (!r.error.empty()) {
@@ -177,6 +191,7 @@ ValidationReport validate_cases(const CaseList& list) {
     s.median_abs_error = total.median_abs_error;
     s.p90_abs_error = total.p90_abs_error;
     s.memory = error_stats(mem.abs, mem.sgn);
+    for (auto& [k, a] : mem_kind) s.memory_by_kind[k] = error_stats(a.abs, a.sgn);
     for (auto& [k, a] : src) s.by_source[k] = error_stats(a.abs, a.sgn);
     for (auto& [k, a] : gpu) s.by_gpu[k] = error_stats(a.abs, a.sgn);
     for (auto& [k, a] : kind) s.by_kind[k] = error_stats(a.abs, a.sgn);
@@ -210,6 +225,8 @@ json validation_to_json(const ValidationReport& r) {
         if (c.error.empty() || c.error == "no measured throughput to compare with") {
             j["predicted"] = {{"tokens_per_s_per_gpu", c.tokens_per_s_per_gpu},
                               {"tokens_per_s_per_gpu_range", {c.range_low, c.range_high}}, {"step_time_s", c.step_time_s},
+                              {"memory", {{"allocated_bytes", c.allocated_bytes}, {"reserved_bytes", c.reserved_bytes},
+                                          {"device_bytes", c.device_bytes}}},
                               {"mfu", c.mfu}, {"memory_bytes", c.memory_bytes}, {"fits", c.fits}};
         } else {
             j["predicted"] = nullptr;
@@ -219,6 +236,7 @@ json validation_to_json(const ValidationReport& r) {
                          {"memory_bytes", opt(c.measured_memory_bytes)}};
         j["throughput_error"] = opt(c.throughput_error);
         j["memory_error"] = opt(c.memory_error);
+        j["memory_kind"] = c.memory_kind;
         j["error"] = c.error.empty() ? json(nullptr) : json(c.error);
         j["resolved"] = c.resolved.empty() ? json(nullptr) : json(c.resolved);
         cases.push_back(j);
@@ -238,7 +256,13 @@ json validation_to_json(const ValidationReport& r) {
               {"false_oom", s.false_oom},
               {"false_oom_fraction", s.cases > 0 ? double(s.false_oom) / double(s.cases) : 0.0},
               {"false_oom_as_given", s.false_oom_as_given}, {"resolved_recompute", s.resolved},
-              {"memory", stats_json(s.memory)}, {"ranking", ranking}, {"by", by}}}};
+              {"memory", stats_json(s.memory)}, {"memory_under_10_pct", s.memory_under_10},
+              {"memory_by_kind", [&] {
+                   json k = json::object();
+                   for (const auto& [name, v] : s.memory_by_kind) k[name] = stats_json(v);
+                   return k;
+               }()},
+              {"ranking", ranking}, {"by", by}}}};
 }
 
 std::string format_validation(const ValidationReport& r, bool per_case) {
@@ -273,10 +297,17 @@ std::string format_validation(const ValidationReport& r, bool per_case) {
         for (const auto& [k, v] : s.ranking_by_source) by += fmt::format("{}{} {:.0f} % of {}", by.empty() ? "" : ", ", k, 100 * v.share(), v.pairs);
         out += s.ranking_by_source.size() > 1 ? " (" + by + ")\n" : "\n";
     }
-    if (s.memory.count > 0)
-        out += fmt::format("memory, {} cases with a measurement: median {:.1f} %, p90 {:.1f} %, mean signed {:+.1f} %\n",
+    if (s.memory.count > 0) {
+        out += fmt::format("memory, {} cases with a measurement: median {:.1f} %, p90 {:.1f} %, mean signed {:+.1f} %; "
+                           "{} ({:.0f} %) measured more than 10 % above the prediction\n",
                            s.memory.count, 100 * s.memory.median_abs_error, 100 * s.memory.p90_abs_error,
-                           100 * s.memory.mean_signed_error);
+                           100 * s.memory.mean_signed_error, s.memory_under_10,
+                           100.0 * double(s.memory_under_10) / double(s.memory.count));
+        for (const auto& [k, v] : s.memory_by_kind)
+            out += fmt::format("  {} (compared with the predicted {} figure): {} cases, median {:.1f} %, p90 {:.1f} %, "
+                               "mean signed {:+.1f} %\n",
+                               k, k, v.count, 100 * v.median_abs_error, 100 * v.p90_abs_error, 100 * v.mean_signed_error);
+    }
     auto table = [&](const char* title, const std::map<std::string, ErrorStats>& m) {
         out += fmt::format("\n{:<26} {:>6} {:>9} {:>9} {:>12}\n", title, "cases", "median", "p90", "mean signed");
         for (const auto& [k, v] : m)

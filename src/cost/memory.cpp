@@ -145,10 +145,10 @@ double layer_activation_bytes_full(const ModelSpec& m, const Layout& l, bool moe
     return layer_activations(m, l, moe_layer).full;
 }
 
-double stage_activation_bytes_per_micro_batch(const ClusterSpec& c, const Stage& s, const LayerMemory& lm) {
+double stage_activation_bytes_per_micro_batch(const Stage& s, const LayerMemory& lm) {
     const double per_mb = static_cast<double>(s.layers - s.moe_layers) * lm.act_dense +
                           static_cast<double>(s.moe_layers) * lm.act_moe + (s.last ? lm.act_head : 0.0);
-    return per_mb * (1.0 + c.gpu.eff.fragmentation);
+    return per_mb;
 }
 
 MemoryBreakdown stage_memory(const ModelSpec& m, const ClusterSpec& c, const Layout& l, const Stage& s,
@@ -172,14 +172,17 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const ClusterSpec& c, const Lay
     mem.optimizer_bytes = kOptimizerBytes * sharded(1);
 
     const int64_t n_dense = s.layers - s.moe_layers;
-    double act = in_flight * stage_activation_bytes_per_micro_batch(c, s, lm) / (1.0 + c.gpu.eff.fragmentation);
+    double act = in_flight * stage_activation_bytes_per_micro_batch(s, lm);
     if (l.recompute == Recompute::full) {
         // While one layer's backward runs, its recomputed activations are all alive.
         act += std::max(n_dense > 0 ? lm.act_full_dense : 0.0, s.moe_layers > 0 ? lm.act_full_moe : 0.0);
     }
-    mem.activations_bytes = act * (1.0 + c.gpu.eff.fragmentation);
+    // The caching allocator keeps what activation churn frees for reuse: its share of them.
+    mem.add_activations(act, c.gpu.eff.fragmentation);
+    // Outside the allocator: CUDA context, NCCL communicator buffers, cuBLAS/cuDNN workspaces.
+    mem.runtime_bytes = c.gpu.eff.reserve_bytes;
 
-    double other = c.gpu.eff.reserve_bytes;
+    double other = 0;
     // Low-precision weight copies (FP8 transpose caches) exist for the weights this GPU holds; the
     // embeddings stay bf16. Under ZeRO-3 only the shard is held between uses.
     const double held = p.total() - p.embedding;
@@ -191,6 +194,13 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const ClusterSpec& c, const Lay
     } else if (l.zero >= 3) {
         // FSDP keeps the current and the prefetched layer gathered, plus one layer of unsharded gradients.
         other += p.largest_layer * (2.0 * kWeightBytes + grad_bytes(l.grad_dtype));
+    }
+    if (s.last) {
+        // The loss: Megatron's vocab-parallel cross-entropy turns the bf16 logits into the fp32 copy it
+        // keeps (counted in the activations); for that moment both exist, and again in the backward when
+        // the fp32 gradient is cast back for the LM head (megatron/core/tensor_parallel/cross_entropy.py).
+        const double T = static_cast<double>(l.micro_batch) * static_cast<double>(l.seq_len) / static_cast<double>(l.cp);
+        other += kElem * T * static_cast<double>(m.vocab) / static_cast<double>(l.tp);
     }
     if (l.pp > 1) {  // send and receive buffers of the stage boundary activations
         const double boundary = kElem * static_cast<double>(l.micro_batch) * static_cast<double>(l.seq_len) /

@@ -18,7 +18,12 @@ constexpr Field kFields[] = {
     {"memory.grads_bytes", "gradients", Unit::bytes, [](const Plan& p) { return p.memory.grads_bytes; }},
     {"memory.optimizer_bytes", "optimizer", Unit::bytes, [](const Plan& p) { return p.memory.optimizer_bytes; }},
     {"memory.activations_bytes", "activations", Unit::bytes, [](const Plan& p) { return p.memory.activations_bytes; }},
-    {"memory.other_bytes", "other", Unit::bytes, [](const Plan& p) { return p.memory.other_bytes; }},
+    {"memory.other_bytes", "buffers", Unit::bytes, [](const Plan& p) { return p.memory.other_bytes; }},
+    {"memory.allocated_bytes", "allocated", Unit::bytes, [](const Plan& p) { return p.memory.allocated_bytes(); }},
+    {"memory.allocator_bytes", "allocator cache", Unit::bytes, [](const Plan& p) { return p.memory.allocator_bytes; }},
+    {"memory.reserved_bytes", "reserved", Unit::bytes, [](const Plan& p) { return p.memory.reserved_bytes(); }},
+    {"memory.runtime_bytes", "CUDA context, NCCL", Unit::bytes, [](const Plan& p) { return p.memory.runtime_bytes; }},
+    {"memory.device_bytes", "device", Unit::bytes, [](const Plan& p) { return p.memory.device_bytes(); }},
     {"memory.total_bytes", "total", Unit::bytes, [](const Plan& p) { return p.memory.total_bytes(); }},
     {"memory.capacity_bytes", "usable HBM", Unit::bytes, [](const Plan& p) { return p.capacity_bytes; }},
     {"memory.fits", "fits", Unit::flag, [](const Plan& p) { return p.memory_fits ? 1.0 : 0.0; }},
@@ -59,7 +64,10 @@ void put(nlohmann::json& root, const char* dotted, nlohmann::json value) {
 
 nlohmann::json memory_json(const MemoryBreakdown& m) {
     return {{"weights_bytes", m.weights_bytes}, {"grads_bytes", m.grads_bytes}, {"optimizer_bytes", m.optimizer_bytes},
-            {"activations_bytes", m.activations_bytes}, {"other_bytes", m.other_bytes}, {"total_bytes", m.total_bytes()}};
+            {"activations_bytes", m.activations_bytes}, {"other_bytes", m.other_bytes},
+            {"allocator_bytes", m.allocator_bytes}, {"runtime_bytes", m.runtime_bytes},
+            {"allocated_bytes", m.allocated_bytes()}, {"reserved_bytes", m.reserved_bytes()},
+            {"device_bytes", m.device_bytes()}, {"total_bytes", m.total_bytes()}};
 }
 
 }  // namespace

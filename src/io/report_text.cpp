@@ -36,7 +36,7 @@ std::string memory_bar(const Plan& p, const Style& st) {
     const double scale = std::max(m.total_bytes(), p.capacity_bytes);
     struct Seg { double v; char c; int color; };
     const Seg segs[] = {{m.weights_bytes, 'W', 34}, {m.grads_bytes, 'G', 36}, {m.optimizer_bytes, 'O', 35},
-                        {m.activations_bytes, 'A', 33}, {m.other_bytes, '.', 37}};
+                        {m.activations_bytes, 'A', 33}, {m.other_bytes + m.allocator_bytes + m.runtime_bytes, '.', 37}};
     std::string bar;
     int used = 0;
     double acc = 0;
@@ -76,10 +76,12 @@ std::string format_plan(const Plan& p, bool color) {
                              p.memory_fits ? st.green("fits") : st.red("DOES NOT FIT"))));
     line("  " + memory_bar(p, st));
     for (const char* k : {"memory.weights_bytes", "memory.grads_bytes", "memory.optimizer_bytes",
-                          "memory.activations_bytes", "memory.other_bytes", "memory.total_bytes", "memory.capacity_bytes"})
+                          "memory.activations_bytes", "memory.other_bytes", "memory.allocated_bytes",
+                          "memory.allocator_bytes", "memory.reserved_bytes", "memory.runtime_bytes",
+                          "memory.device_bytes", "memory.capacity_bytes"})
         line(row(p, k));
     if (!p.memory_fits) line(st.red(row(p, "memory.short_bytes")));
-    line(st.dim("  W weights  G gradients  O optimizer  A activations  . other"));
+    line(st.dim("  W weights  G gradients  O optimizer  A activations  . buffers, allocator cache, CUDA context and NCCL"));
 
     line("");
     line(st.bold(fmt::format("Communication per step · critical stage {}", p.critical_stage)));

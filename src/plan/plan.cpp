@@ -108,7 +108,8 @@ struct StageClass {
     const Stage* first;  // lowest-index member
     int64_t count;
     MemoryBreakdown at0;  // memory with no micro-batch in flight
-    double act_per_mb;
+    double act_per_mb;    // stored activations each micro-batch in flight adds
+    double fragmentation;  // the allocator's share of them
     StageTimes times;
 };
 
@@ -153,7 +154,7 @@ void model_stage_memory(const ModelSpec& m, const ClusterSpec& c, const Layout& 
             ++k;
         if (k == x.classes.size())
             x.classes.push_back({&s, 0, stage_memory(m, c, l, s, 0.0, layer_mem),
-                                 stage_activation_bytes_per_micro_batch(c, s, layer_mem), {}});
+                                 stage_activation_bytes_per_micro_batch(s, layer_mem), c.gpu.eff.fragmentation, {}});
         ++x.classes[k].count;
         x.class_of.push_back(k);
     }
@@ -165,12 +166,12 @@ void place_memory(const Scratch& x, const std::vector<double>& in_flight, Plan& 
     double worst = -1;
     for (size_t i = 0; i < x.stages.size(); ++i) {
         const StageClass& k = x.classes[x.class_of[i]];
-        const double total = k.at0.total_bytes() + in_flight[i] * k.act_per_mb;
+        const double total = k.at0.total_bytes() + in_flight[i] * k.act_per_mb * (1.0 + k.fragmentation);
         if (total > worst) {
             worst = total;
             plan.worst_memory_stage = x.stages[i].index;
             plan.memory = k.at0;
-            plan.memory.activations_bytes += in_flight[i] * k.act_per_mb;
+            plan.memory.add_activations(in_flight[i] * k.act_per_mb, k.fragmentation);
         }
     }
     plan.memory_fits = plan.memory.total_bytes() <= plan.capacity_bytes;
@@ -240,7 +241,7 @@ void report_stages(const Scratch& x, const PipelineResult& pipe, Plan& plan) {
     for (size_t i = 0; i < x.stages.size(); ++i) {
         const StageClass& k = x.classes[x.class_of[i]];
         StageReport r{x.stages[i], k.at0, pipe.in_flight[i], k.times, k.act_per_mb};
-        r.memory.activations_bytes += pipe.in_flight[i] * k.act_per_mb;
+        r.memory.add_activations(pipe.in_flight[i] * k.act_per_mb, k.fragmentation);
         plan.stages.push_back(r);
     }
 }
