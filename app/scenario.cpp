@@ -25,6 +25,11 @@ void add_scenario_flags(CLI::App& cmd, ScenarioFlags& f, bool with_degrees, bool
         cmd.add_option("--micro-batch", f.micro_batch, "Sequences per micro-batch");
         cmd.add_option("--zero", f.zero, "ZeRO stage 0-3 (1 = distributed optimizer, 3 = FSDP)");
         cmd.add_option("--recompute", f.recompute, "none | selective | full");
+        cmd.add_option("--recompute-modules", f.recompute_modules,
+                       "What selective recomputation replays, Megatron's names joined by ',' (default core_attn): "
+                       "core_attn, layernorm, mlp, moe_act, moe, shared_experts, mla_up_proj, mlp_act");
+        cmd.add_option("--attention-kernel", f.attention_kernel, "flash | unfused (stores the s×s softmax, as 2022-era Megatron)");
+        cmd.add_option("--dropout", f.dropout, "true | false (default false: dropout masks kept for the backward)");
         cmd.add_option("--sequence-parallel", f.sequence_parallel, "true | false (default: on when tp > 1)");
         cmd.add_option("--schedule", f.schedule, "gpipe | 1f1b | interleaved | zb | dualpipe");
         cmd.add_option("--grad-dtype", f.grad_dtype, "bf16 | fp32 (Megatron keeps fp32 main gradients)");

@@ -84,13 +84,16 @@ TEST(Memory, LayerActivationsHandWorked) {
     l.tp = 1;
     l.recompute = Recompute::full;
     EXPECT_DOUBLE_EQ(layer_activation_bytes(m, l, false), 33'554'432.0);
-    // Selective keeps the GEMM outputs and replays norms, rotary, SwiGLU and the attention core:
-    //   layer input + residual after attention   2 · 2·T·h   =  67,108,864
-    //   Q, K, V                                  2·T·6144    =  50,331,648
-    //   gate and up projections                  2·T·2·14336 = 234,881,024
-    //                                                   total = 352,321,536
+    // Selective means Megatron's default module, core_attn: flash attention's log-sum-exp is all it drops:
+    //   570,949,632 − 524,288 = 570,425,344.
     l.recompute = Recompute::selective;
-    EXPECT_DOUBLE_EQ(layer_activation_bytes(m, l, false), 352'321'536.0);
+    EXPECT_DOUBLE_EQ(layer_activation_bytes(m, l, false), 570'425'344.0);
+    // + layernorm: the norms' outputs (the QKV and MLP inputs, 2 · 2·T·h = 67,108,864) are replayed;
+    // + mlp: the SwiGLU tensors (352,321,536) too:
+    //   570,425,344 − 67,108,864 − 352,321,536 = 150,994,944.
+    l.recompute_modules = module_bit(RecomputeModule::core_attn) | module_bit(RecomputeModule::layernorm) |
+                          module_bit(RecomputeModule::mlp);
+    EXPECT_DOUBLE_EQ(layer_activation_bytes(m, l, false), 150'994'944.0);
 }
 
 TEST(Memory, KorthikantiTpOnlyFormWithoutDropout) {
@@ -218,4 +221,46 @@ TEST(Memory, AllocatedReservedAndDeviceFigures) {
     const nlohmann::json j = plan_to_json(p);
     EXPECT_DOUBLE_EQ(j["memory"]["reserved_bytes"].get<double>(), mem.reserved_bytes());
     EXPECT_DOUBLE_EQ(j["memory"]["total_bytes"].get<double>(), j["memory"]["device_bytes"].get<double>());
+}
+
+// Korthikanti et al. 2022, Fig. 1 (A100, fp16, the Table 5 layouts): activation memory of the fullest
+// stage, 22B (t 8, p 1, b 4) and 1T (t 8, p 64, b 1), s 2048, unfused attention with dropout as then:
+// no SP, no recompute: s·b·h·(10 + 24/t + 5·a·s/(h·t)) per layer → 22B 59.25 GiB, 1T 131.25 GiB;
+// SP + selective (core_attn): 34·s·b·h/t → 22B 9.56 GiB, 1T 26.56 GiB. Within 10 % (the model adds the
+// embedding and head tensors of the end stages, which the figure leaves out).
+TEST(Memory, KorthikantiFigureOneActivations) {
+    struct Row { int64_t layers, hidden, heads, tp, pp, b; double plain_gib, selective_gib; };
+    for (const Row& r : {Row{48, 6144, 64, 8, 1, 4, 59.25, 9.56}, Row{128, 25600, 160, 8, 64, 1, 131.25, 26.56}}) {
+        ModelSpec m;
+        m.name = "korthikanti";
+        m.layers = r.layers;
+        m.hidden = r.hidden;
+        m.ffn_hidden = 4 * r.hidden;
+        m.heads = m.kv_heads = r.heads;
+        m.head_dim = r.hidden / r.heads;
+        m.vocab = 51200;
+        m.mlp = MlpKind::gelu;
+        m.attention = AttentionKind::mha;
+        ClusterSpec c = preset_cluster("dgx-a100");
+        c.gpus = r.tp * r.pp;
+        Layout l;
+        l.tp = r.tp;
+        l.pp = r.pp;
+        l.dp = 1;
+        l.micro_batch = r.b;
+        l.global_batch = r.b * std::max<int64_t>(r.pp, 1);
+        l.seq_len = 2048;
+        l.precision = Precision::fp16;
+        l.attention_kernel = AttentionKernel::unfused;
+        l.dropout = true;
+        l.sequence_parallel = false;
+        const double gib = 1024.0 * 1024 * 1024;
+        const Plan plain = evaluate(m, c, l);
+        ASSERT_FALSE(plain.rejection) << plain.rejection->expected;
+        EXPECT_NEAR(plain.stages[0].memory.activations_bytes / gib, r.plain_gib, 0.1 * r.plain_gib) << r.layers;
+        l.sequence_parallel = true;
+        l.recompute = Recompute::selective;  // Megatron's default module: core_attn
+        const Plan sel = evaluate(m, c, l);
+        EXPECT_NEAR(sel.stages[0].memory.activations_bytes / gib, r.selective_gib, 0.1 * r.selective_gib) << r.layers;
+    }
 }

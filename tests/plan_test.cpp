@@ -101,8 +101,14 @@ TEST(Plan, CrossingTensorGroupIsPricedOnTheNics) {
     // the in-domain reduce-scatter runs at 7/8·S/360 GB/s, on DGX B200 at 7/8·S/720 GB/s (ratio 8/7).
     const auto per_call = [](const CommTerm* c) { return c->time_s / double(c->calls_per_step); };
     EXPECT_GT(per_call(t), per_call(t8));
-    const Plan b_slow = plan_of("llama3-70b", "dgx-b200", 64, layout(16, 1, 4, 64));
-    const Plan b_fast = plan_of("llama3-70b", "dgx-b200", 64, layout(8, 1, 8, 64));
+    // The ratio is the mechanism's, so the NIC's achieved share is pinned at 0.9 (45 of 50 GB/s), not
+    // taken from the fitted defaults, which move with every refit.
+    ClusterSpec b200 = preset_cluster("dgx-b200");
+    b200.gpus = 64;
+    b200.gpu.eff.scale_out_bw = 0.9;
+    const ModelSpec m70 = preset_model("llama3-70b");
+    const Plan b_slow = evaluate(m70, b200, layout(16, 1, 4, 64));
+    const Plan b_fast = evaluate(m70, b200, layout(8, 1, 8, 64));
     EXPECT_GT(per_call(find(b_slow, Axis::tp)), 1.1 * per_call(find(b_fast, Axis::tp)));
 }
 

@@ -20,6 +20,13 @@ enum class MlpKind { swiglu, gelu, relu2 };
 enum class AttentionKind { mha, mla };
 enum class NormKind { rmsnorm, layernorm };
 enum class GradDtype { bf16, fp32 };
+/// The attention core's kernel: flash keeps only its output and log-sum-exp; unfused (2022-era Megatron,
+/// BLOOM) stores the softmax of the s × s scores (and its dropout mask and output when dropout is on).
+enum class AttentionKernel { flash, unfused };
+/// What selective recomputation replays in the backward: Megatron's --recompute-modules names, and
+/// mlp_act (the activation function of dense MLPs and shared experts), which torchtitan's op-level
+/// selective checkpointing replays and Megatron has no module for.
+enum class RecomputeModule { core_attn, layernorm, mlp, moe_act, moe, shared_experts, mla_up_proj, mlp_act };
 /// The five parallel axes, plus the expert-tensor and expert-data groups MoE layers use.
 enum class Axis { tp, cp, pp, dp, ep, etp, edp };
 /// Tier a group's traffic travels on: inside one scale-up (NVLink/xGMI) domain or across the NICs.
@@ -57,6 +64,17 @@ template <> struct EnumNames<NormKind> {
 template <> struct EnumNames<GradDtype> {
     static constexpr std::array<std::pair<GradDtype, std::string_view>, 2> table{{
         {GradDtype::bf16, "bf16"}, {GradDtype::fp32, "fp32"}}};
+};
+template <> struct EnumNames<AttentionKernel> {
+    static constexpr std::array<std::pair<AttentionKernel, std::string_view>, 2> table{{
+        {AttentionKernel::flash, "flash"}, {AttentionKernel::unfused, "unfused"}}};
+};
+template <> struct EnumNames<RecomputeModule> {
+    static constexpr std::array<std::pair<RecomputeModule, std::string_view>, 8> table{{
+        {RecomputeModule::core_attn, "core_attn"}, {RecomputeModule::layernorm, "layernorm"},
+        {RecomputeModule::mlp, "mlp"}, {RecomputeModule::moe_act, "moe_act"}, {RecomputeModule::moe, "moe"},
+        {RecomputeModule::shared_experts, "shared_experts"}, {RecomputeModule::mla_up_proj, "mla_up_proj"},
+        {RecomputeModule::mlp_act, "mlp_act"}}};
 };
 template <> struct EnumNames<Axis> {
     static constexpr std::array<std::pair<Axis, std::string_view>, 7> table{{

@@ -36,6 +36,10 @@ struct Layout {
     int64_t seq_len = 4096;    // tokens per sequence (s)
     int zero = 1;              // 0 none, 1 optimizer state, 2 + gradients, 3 + parameters (FSDP)
     Recompute recompute = Recompute::none;
+    /// With recompute selective: a bit per RecomputeModule; 0 means Megatron's default, core_attn.
+    uint32_t recompute_modules = 0;
+    AttentionKernel attention_kernel = AttentionKernel::flash;
+    bool dropout = false;  // dropout masks kept for the backward (modern recipes turn dropout off)
     bool sequence_parallel = true;  // Megatron SP: shard norm/dropout activations along the sequence over tp
     Precision precision = Precision::bf16;
     Schedule schedule = Schedule::one_f_one_b;
@@ -45,6 +49,11 @@ struct Layout {
 };
 
 int64_t effective_etp(const Layout& l);
+/// Whether selective recomputation replays `module` (recompute selective; no modules named = core_attn).
+bool recomputes(const Layout& l, RecomputeModule module);
+inline uint32_t module_bit(RecomputeModule m) { return 1u << static_cast<unsigned>(m); }
+/// "core_attn,mlp": the modules a selective layout replays, in Megatron's order.
+std::string recompute_modules_string(const Layout& l);
 /// Expert-data-parallel degree: the tp·cp·dp ranks of one stage, regrouped as etp × ep × edp.
 int64_t expert_dp(const Layout& l);
 int64_t micro_batches(const Layout& l);

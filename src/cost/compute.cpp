@@ -19,6 +19,11 @@ constexpr double kElemBytes = 2.0;      // bf16 activations
 struct Gemms {
     double flops = 0;  // forward FLOPs
     double time_s = 0;
+    Gemms since(const Gemms& before) const { return {flops - before.flops, time_s - before.time_s}; }
+    void add(const Gemms& o) {
+        flops += o.flops;
+        time_s += o.time_s;
+    }
 };
 
 // `scale` < 1 for GEMMs that run below a dense GEMM of the same shape (grouped expert GEMMs).
@@ -54,16 +59,23 @@ LayerWork layer_work(const ModelSpec& m, const ClusterSpec& c, const Layout& l, 
     // --- attention projections (GEMMs), Megatron column/row-parallel split over tp
     Gemms g;
     double act_elems = 0;  // element-wise traffic, elements read+written in the forward
+    // What selective recomputation replays in the backward, module by module (RecomputeModule).
+    Gemms replay;
+    double replay_elems = 0;
     if (m.attention == AttentionKind::mla && m.mla) {
         const MlaSpec& x = *m.mla;
         const double a = static_cast<double>(m.heads);
         const double qk = static_cast<double>(x.qk_nope_head_dim + x.qk_rope_head_dim);
         const double qin = x.q_lora_rank > 0 ? static_cast<double>(x.q_lora_rank) : h;
         if (x.q_lora_rank > 0) add_gemm(g, c, p, T, qin, h);  // down-projections are replicated across tp
+        const Gemms q_up = g;
         add_gemm(g, c, p, T, a * qk / tp, qin);
+        if (recomputes(l, RecomputeModule::mla_up_proj)) replay.add(g.since(q_up));
         add_gemm(g, c, p, T, static_cast<double>(x.kv_lora_rank + x.qk_rope_head_dim), h);
+        const Gemms kv_up = g;
         add_gemm(g, c, p, T, a * static_cast<double>(x.qk_nope_head_dim + x.v_head_dim) / tp,
                  static_cast<double>(x.kv_lora_rank));
+        if (recomputes(l, RecomputeModule::mla_up_proj)) replay.add(g.since(kv_up));
         add_gemm(g, c, p, T, h, vw / tp);
     } else {
         const double kv_local = std::max(kw / tp, static_cast<double>(m.head_dim));  // kv heads replicate when g < tp
@@ -86,29 +98,58 @@ LayerWork layer_work(const ModelSpec& m, const ClusterSpec& c, const Layout& l, 
         const MoeSpec& e = *m.moe;
         const double etp = static_cast<double>(effective_etp(l));
         const double fe = static_cast<double>(e.expert_ffn_hidden);
+        const bool rc_moe = recomputes(l, RecomputeModule::moe);
+        const Gemms router = g;
         add_gemm(g, c, Precision::bf16, T / sp, static_cast<double>(e.experts), h);  // router, fp32/bf16
+        if (rc_moe) replay.add(g.since(router));
         if (e.shared_experts > 0) {
             const double fs = fe * static_cast<double>(e.shared_experts);
+            const Gemms shared = g;
             add_gemm(g, c, p, T, mlp_width(m, fs) / tp, h);
             add_gemm(g, c, p, T, h, fs / tp);
-            act_fn_elems += T * fs / tp * (m.mlp == MlpKind::swiglu ? 3.0 : 2.0);
+            const double act = T * fs / tp * (m.mlp == MlpKind::swiglu ? 3.0 : 2.0);
+            act_fn_elems += act;
+            if (rc_moe || recomputes(l, RecomputeModule::shared_experts)) {
+                replay.add(g.since(shared));
+                replay_elems += act;
+            } else if (recomputes(l, RecomputeModule::mlp_act)) {
+                replay_elems += act;
+            }
         }
         // Token-expert assignments on this GPU: T·k·etp/tp (docs/model.md §3.3), spread over E/ep experts.
         const double assign = T * static_cast<double>(e.top_k) * etp / tp;
         const double local_experts = static_cast<double>(e.experts / l.ep);
         const double per_expert = assign / local_experts;
+        const Gemms experts = g;
         add_gemm(g, c, p, per_expert, mlp_width(m, fe) / etp, h, local_experts, c.gpu.eff.moe);
         add_gemm(g, c, p, per_expert, h, fe / etp, local_experts, c.gpu.eff.moe);
-        act_fn_elems += assign * fe / etp * (m.mlp == MlpKind::swiglu ? 3.0 : 2.0);
+        const double act = assign * fe / etp * (m.mlp == MlpKind::swiglu ? 3.0 : 2.0);
+        act_fn_elems += act;
         act_elems += 4.0 * assign * h;  // permute and un-permute tokens around the experts
+        if (rc_moe) {
+            replay.add(g.since(experts));
+            replay_elems += act + 4.0 * assign * h;
+        } else if (recomputes(l, RecomputeModule::moe_act)) {
+            replay_elems += act;
+        }
     } else {
         const double f = static_cast<double>(m.ffn_hidden);
+        const Gemms mlp = g;
         add_gemm(g, c, p, T, mlp_width(m, f) / tp, h);
         add_gemm(g, c, p, T, h, f / tp);
-        act_fn_elems += T * f / tp * (m.mlp == MlpKind::swiglu ? 3.0 : 2.0);
+        const double act = T * f / tp * (m.mlp == MlpKind::swiglu ? 3.0 : 2.0);
+        act_fn_elems += act;
+        if (recomputes(l, RecomputeModule::mlp)) {
+            replay.add(g.since(mlp));
+            replay_elems += act;
+        } else if (recomputes(l, RecomputeModule::mlp_act)) {
+            replay_elems += act;
+        }
     }
     // Two norms (read + write) and two residual adds (2 reads + 1 write) on T/sp tokens.
     act_elems += T / sp * h * (2 * 2 + 2 * 3);
+    if (recomputes(l, RecomputeModule::layernorm)) replay_elems += T / sp * h * 2 * 2;
+
     if (is_fp8(p) || p == Precision::nvfp4) act_elems += 1.5 * T * (2.0 * h + qw / tp);  // quantize GEMM inputs
 
     const double hbm = c.gpu.hbm_Bps * c.gpu.eff.hbm;
@@ -127,10 +168,12 @@ LayerWork layer_work(const ModelSpec& m, const ClusterSpec& c, const Layout& l, 
             w.recompute_s = w.fwd_s;
             w.recompute_flops = g.flops + attn_flops;
             break;
-        case Recompute::selective:  // attention core and every element-wise op (memory.cpp keeps GEMM outputs)
-            w.recompute_s = attn_fwd_s + elem_s;
-            w.recompute_flops = attn_flops;
+        case Recompute::selective: {  // the modules it replays (memory.cpp drops what they produce)
+            const bool core = recomputes(l, RecomputeModule::core_attn);
+            w.recompute_s = (core ? attn_fwd_s : 0.0) + replay.time_s + replay_elems * kElemBytes / hbm;
+            w.recompute_flops = (core ? attn_flops : 0.0) + replay.flops;
             break;
+        }
         case Recompute::none: break;
     }
     return w;

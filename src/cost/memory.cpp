@@ -40,46 +40,65 @@ ActParts layer_activations(const ModelSpec& m, const Layout& l, bool moe_layer) 
     const double sp = (l.sequence_parallel && l.tp > 1) ? tp : 1.0;
     const double qw = static_cast<double>(q_width(m)), kw = static_cast<double>(k_width(m)),
                  vw = static_cast<double>(v_width(m));
+    const double a_local = static_cast<double>(m.heads) / tp;
     const double gated = m.mlp == MlpKind::swiglu ? 2.0 : 1.0;
-
-    // Inputs of the two norms, of the QKV projection and of the first MLP GEMM: T·h each, ÷ tp under SP.
-    double full = 4.0 * kElem * T * h / sp;
-    // Flash attention keeps Q, K, V and its output O (+ fp32 log-sum-exp per head); no s×s scores.
-    const double attn_out = kElem * T * (m.attention == AttentionKind::mla ? vw : qw) / tp;
-    full += kElem * T * (qw + kw + vw) / tp + attn_out + 4.0 * T * static_cast<double>(m.heads) / tp;
-    if (m.attention == AttentionKind::mla && m.mla)  // the compressed q and kv latents feed the up-projections
-        full += kElem * T * static_cast<double>(m.mla->q_lora_rank + m.mla->kv_lora_rank + m.mla->qk_rope_head_dim);
-    // MLP: first GEMM output (gate and up for SwiGLU) and the activation output feeding the second GEMM.
-    double kept_mlp = 0;  // what selective recomputation keeps of the MLP: first GEMM output(s), expert inputs
-    auto mlp = [&](double tokens, double ffn_local, double extra_in) {
-        full += kElem * tokens * (gated * ffn_local + ffn_local) + extra_in;
-        kept_mlp += kElem * tokens * gated * ffn_local + extra_in;
+    const bool mla = m.attention == AttentionKind::mla && m.mla;
+    // Each tensor a layer stores for its backward, by the module that would recompute it
+    // (Korthikanti et al. 2022 §4.1, re-derived for GQA/MLA, SwiGLU, flash attention and MoE; docs/model.md §2.2).
+    double full = 0, dropped = 0;
+    auto keep = [&](double bytes, bool recomputed) {
+        full += bytes;
+        if (recomputed) dropped += bytes;
+    };
+    const bool rc_core = recomputes(l, RecomputeModule::core_attn);
+    // The two norms' inputs (the layer input and the residual after attention) stay; their outputs feed
+    // the QKV and first MLP GEMMs, which keep them unless the norms are replayed.
+    keep(2.0 * kElem * T * h / sp, false);
+    keep(2.0 * kElem * T * h / sp, recomputes(l, RecomputeModule::layernorm));
+    if (l.dropout) keep(2.0 * T * h / sp, false);  // 1-byte masks after attention and after the MLP
+    // Attention: Q, K, V feed the core; its output O feeds the output projection.
+    keep(kElem * T * (qw + kw + vw) / tp, mla && recomputes(l, RecomputeModule::mla_up_proj));
+    keep(kElem * T * (mla ? vw : qw) / tp, false);
+    if (mla)  // the compressed q and kv latents feed the up-projections (replicated over tp)
+        keep(kElem * T * static_cast<double>(m.mla->q_lora_rank + m.mla->kv_lora_rank + m.mla->qk_rope_head_dim), false);
+    if (l.attention_kernel == AttentionKernel::flash) {
+        keep(4.0 * T * a_local, rc_core);  // fp32 log-sum-exp per head and token
+    } else {
+        // Unfused: the softmax of the scores (2 B per score, T × s per head), and with dropout its 1-byte
+        // mask and 2-byte output: Korthikanti's 5·a·s²·b (2·a·s²·b without dropout).
+        const double scores = T * static_cast<double>(l.seq_len) * a_local;
+        keep(scores * (l.dropout ? 5.0 : 2.0), rc_core);
+    }
+    // MLP: the first GEMM's output(s) (gate and up for SwiGLU) and the activation's output feeding the
+    // second GEMM.
+    auto mlp = [&](double tokens, double ffn_local, double extra_in, bool whole, bool act) {
+        keep(kElem * tokens * gated * ffn_local + extra_in, whole);
+        keep(kElem * tokens * ffn_local, whole || act);
     };
     if (moe_layer && m.moe) {
         const MoeSpec& e = *m.moe;
         const double etp = static_cast<double>(effective_etp(l));
         const double fe = static_cast<double>(e.expert_ffn_hidden);
-        full += 4.0 * T * static_cast<double>(e.experts) / sp;  // router probabilities (fp32)
-        if (e.shared_experts > 0) mlp(T, fe * static_cast<double>(e.shared_experts) / tp, 0);
+        const bool rc_moe = recomputes(l, RecomputeModule::moe);
+        keep(4.0 * T * static_cast<double>(e.experts) / sp, rc_moe);  // router probabilities (fp32)
+        if (e.shared_experts > 0)
+            mlp(T, fe * static_cast<double>(e.shared_experts) / tp, 0, rc_moe || recomputes(l, RecomputeModule::shared_experts),
+                recomputes(l, RecomputeModule::mlp_act));
         const double assign = T * static_cast<double>(e.top_k) * etp / tp;  // routed tokens on this GPU
-        mlp(assign, fe / etp, kElem * assign * h);                          // + the permuted expert inputs
+        mlp(assign, fe / etp, kElem * assign * h, rc_moe, recomputes(l, RecomputeModule::moe_act));  // + permuted inputs
     } else {
-        mlp(T, static_cast<double>(m.ffn_hidden) / tp, 0);
+        mlp(T, static_cast<double>(m.ffn_hidden) / tp, 0, recomputes(l, RecomputeModule::mlp),
+            recomputes(l, RecomputeModule::mlp_act));
     }
-    ActParts a;
-    a.full = full;
+    ActParts parts;
+    parts.full = full;
     switch (l.recompute) {
-        case Recompute::none: a.kept = full; break;
-        // Selective: keep the GEMM outputs, recompute what is cheap to replay: norms, rotary embedding,
-        // the activation function and the attention core (from the stored Q, K, V). Stored: the layer
-        // input, Q/K/V, the residual after attention, the first MLP GEMM's output(s) (docs/model.md §2.3).
-        case Recompute::selective:
-            a.kept = 2.0 * kElem * T * h / sp + kElem * T * (qw + kw + vw) / tp + kept_mlp;
-            break;
+        case Recompute::none: parts.kept = full; break;
+        case Recompute::selective: parts.kept = full - dropped; break;
         // Full: only the layer input survives the forward (Korthikanti Table 2: 2·s·b·h, ÷ tp with SP).
-        case Recompute::full: a.kept = kElem * T * h / sp; break;
+        case Recompute::full: parts.kept = kElem * T * h / sp; break;
     }
-    return a;
+    return parts;
 }
 
 // Final norm input, LM-head input and the fp32 logits the loss keeps for its backward

@@ -33,6 +33,8 @@ Export megatron(const ModelSpec& m, const Layout& l) {
     if (l.schedule == Schedule::gpipe) return refuse(F, "Megatron-LM has no GPipe schedule (use 1f1b or interleaved)");
     if (l.schedule == Schedule::zb) return refuse(F, "Megatron-LM has no zero-bubble (ZB-H1) schedule");
     if (l.schedule == Schedule::dualpipe) return refuse(F, "Megatron-LM has no DualPipe schedule");
+    if (recomputes(l, RecomputeModule::mlp_act))
+        return refuse(F, "Megatron-LM has no recompute module for a dense MLP's activation alone (mlp_act; use mlp)");
     const std::string order = order_string(l);
     if (order != "tp-cp-ep-dp-pp" && order != "tp-cp-ep-pp-dp")
         return refuse(F, fmt::format("rank order {} (Megatron offers tp-cp-ep-dp-pp and, with "
@@ -111,9 +113,14 @@ Export megatron(const ModelSpec& m, const Layout& l) {
     if (l.zero == 3) arg("--use-torch-fsdp2");
     if (l.zero >= 1 && l.zero <= 2) arg("--overlap-grad-reduce --overlap-param-gather");
     if (l.recompute == Recompute::full) arg("--recompute-granularity full --recompute-method uniform --recompute-num-layers 1");
-    if (l.recompute == Recompute::selective)
-        arg(std::string("--recompute-granularity selective --recompute-modules core_attn layernorm") +
-            (m.moe ? " moe_act" : "") + (m.attention == AttentionKind::mla ? " mla_up_proj" : ""));
+    if (l.recompute == Recompute::selective) {  // the modules the plan replays, by Megatron's names
+        std::string mods;
+        for (const auto& [mod, name] : EnumNames<RecomputeModule>::table)
+            if (recomputes(l, mod)) mods += " " + std::string(name);
+        arg("--recompute-granularity selective --recompute-modules" + mods);
+    }
+    if (l.attention_kernel == AttentionKernel::unfused) arg("--attention-backend unfused");
+    if (!l.dropout) arg("--attention-dropout 0.0 --hidden-dropout 0.0");
     // Training.
     arg(fmt::format("--micro-batch-size {}", l.micro_batch));
     arg(fmt::format("--global-batch-size {}", global_batch(l)));

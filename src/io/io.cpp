@@ -14,6 +14,7 @@
 #include "shardplan/error.h"
 #include "shardplan/hf.h"
 #include "shardplan/presets.h"
+#include "shardplan/ranges.h"
 
 namespace shardplan {
 
@@ -325,7 +326,8 @@ ClusterSpec cluster_from_json(const json& j, const std::string& path) {
 Layout layout_from_json(const json& j, const std::string& path) {
     Reader r(j, path);
     r.only({"tp", "cp", "pp", "dp", "ep", "etp", "vpp", "micro_batch", "global_batch", "seq_len", "zero", "recompute",
-            "sequence_parallel", "precision", "schedule", "grad_dtype", "order", "framework"});
+            "recompute_modules", "attention_kernel", "dropout", "sequence_parallel", "precision", "schedule", "grad_dtype",
+            "order", "framework"});
     Layout l;
     l.tp = r.integer("tp", 1);
     l.cp = r.integer("cp", 1);
@@ -341,7 +343,32 @@ Layout layout_from_json(const json& j, const std::string& path) {
     const int64_t zero = r.integer("zero", 1);
     if (zero < 0 || zero > 3) throw ConfigError(r.at("zero"), fmt::format("0, 1, 2 or 3, got {}", zero));
     l.zero = static_cast<int>(zero);
-    l.recompute = r.choice<Recompute>("recompute", Recompute::none);
+    // recompute_modules names what selective recomputation replays (Megatron's names); naming them
+    // implies selective, and any other recompute with them is a contradiction.
+    l.recompute = r.choice<Recompute>("recompute", r.has("recompute_modules") ? Recompute::selective : Recompute::none);
+    if (r.has("recompute_modules")) {
+        const json& mods = r.raw("recompute_modules");
+        if (!mods.is_array() || mods.empty())
+            throw ConfigError(r.at("recompute_modules"), "a non-empty array of " + enum_choices<RecomputeModule>());
+        if (l.recompute != Recompute::selective)
+            throw ConfigError(r.at("recompute_modules"),
+                              fmt::format("only with recompute selective, got recompute {}", enum_name(l.recompute)));
+        for (const json& v : mods) {
+            const auto mod = v.is_string() ? parse_enum<RecomputeModule>(v.get<std::string>()) : std::nullopt;
+            if (!mod) throw ConfigError(r.at("recompute_modules"), "names among " + enum_choices<RecomputeModule>() + ", got " + describe_json(v));
+            l.recompute_modules |= module_bit(*mod);
+        }
+    }
+    l.framework = r.string("framework", "");
+    // "selective" as the framework defines it: Megatron's default module is core_attn (recomputes()'s
+    // default); torchtitan's op-level selective checkpointing keeps the GEMM outputs and replays the
+    // norms, the activation functions and the attention core.
+    if (l.recompute == Recompute::selective && l.recompute_modules == 0 && framework_family(l.framework) == "fsdp")
+        for (RecomputeModule mod : {RecomputeModule::core_attn, RecomputeModule::layernorm, RecomputeModule::mlp_act,
+                                    RecomputeModule::moe_act})
+            l.recompute_modules |= module_bit(mod);
+    l.attention_kernel = r.choice<AttentionKernel>("attention_kernel", AttentionKernel::flash);
+    l.dropout = r.boolean("dropout", false);
     l.sequence_parallel = r.boolean("sequence_parallel", l.tp > 1);
     l.precision = r.choice<Precision>("precision", Precision::bf16);
     l.schedule = r.choice<Schedule>("schedule", l.vpp > 1 ? Schedule::interleaved : Schedule::one_f_one_b);
@@ -351,7 +378,6 @@ Layout layout_from_json(const json& j, const std::string& path) {
         if (!o) throw ConfigError(r.at("order"), "a permutation of tp, cp, ep, dp, pp joined by '-' (e.g. tp-cp-ep-dp-pp)");
         l.order = *o;
     }
-    l.framework = r.string("framework", "");
     return l;
 }
 
@@ -475,6 +501,14 @@ json to_json(const Layout& l) {
     return {{"tp", l.tp}, {"cp", l.cp}, {"pp", l.pp}, {"dp", l.dp}, {"ep", l.ep}, {"etp", effective_etp(l)},
             {"vpp", l.vpp}, {"micro_batch", l.micro_batch}, {"global_batch", global_batch(l)},
             {"seq_len", l.seq_len}, {"zero", l.zero}, {"recompute", enum_name(l.recompute)},
+            {"recompute_modules", [&] {
+                 if (l.recompute != Recompute::selective) return json(nullptr);
+                 json mods = json::array();
+                 for (const auto& [m, name] : EnumNames<RecomputeModule>::table)
+                     if (recomputes(l, m)) mods.push_back(name);
+                 return mods;
+             }()},
+            {"attention_kernel", enum_name(l.attention_kernel)}, {"dropout", l.dropout},
             {"sequence_parallel", l.sequence_parallel}, {"precision", enum_name(l.precision)},
             {"schedule", enum_name(l.schedule)}, {"grad_dtype", enum_name(l.grad_dtype)},
             {"order", order_string(l)}, {"framework", l.framework}};

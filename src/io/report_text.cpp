@@ -65,7 +65,9 @@ std::string format_plan(const Plan& p, bool color) {
     line(fmt::format("  seq {} · global batch {} ({:.1f} M tokens) · micro-batch {} · ZeRO-{} · recompute {} · SP {} · "
                      "{} · {} · order {}",
                      l.seq_len, global_batch(l), double(global_batch(l)) * double(l.seq_len) / 1e6, l.micro_batch, l.zero,
-                     enum_name(l.recompute), l.sequence_parallel ? "on" : "off", enum_name(l.precision),
+                     l.recompute == Recompute::selective ? "selective (" + recompute_modules_string(l) + ")"
+                                                         : std::string(enum_name(l.recompute)),
+                     l.sequence_parallel ? "on" : "off", enum_name(l.precision),
                      enum_name(l.schedule), order_string(l)));
     if (p.rejection) {
         line(st.red(fmt::format("  cannot run: {}: expected {}", p.rejection->field, p.rejection->expected)));

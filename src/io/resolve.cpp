@@ -98,6 +98,23 @@ Case apply_overrides(Case c, const Overrides& o, Naming n) {
     if (!o.sequence_parallel.empty()) l.sequence_parallel = on_off(o.sequence_parallel, "sequence_parallel", n);
     else if (o.tp) l.sequence_parallel = l.tp > 1;
     if (!o.order.empty()) l.order = rank_order(o.order, n);
+    if (!o.recompute_modules.empty()) {
+        if (o.recompute.empty()) l.recompute = Recompute::selective;
+        if (l.recompute != Recompute::selective)
+            throw ConfigError(override_name("recompute_modules", n),
+                              fmt::format("only with recompute selective, got recompute {}", enum_name(l.recompute)));
+        l.recompute_modules = 0;
+        std::string list = o.recompute_modules;
+        for (size_t start = 0; start <= list.size();) {
+            const size_t comma = std::min(list.find(',', start), list.size());
+            l.recompute_modules |= module_bit(named<RecomputeModule>(list.substr(start, comma - start), "recompute_modules", n));
+            start = comma + 1;
+        }
+    } else if (!o.recompute.empty() && l.recompute != Recompute::selective) {
+        l.recompute_modules = 0;  // a case's modules do not outlive its selective recomputation
+    }
+    if (!o.attention_kernel.empty()) l.attention_kernel = named<AttentionKernel>(o.attention_kernel, "attention_kernel", n);
+    if (!o.dropout.empty()) l.dropout = on_off(o.dropout, "dropout", n);
     return c;
 }
 

@@ -37,6 +37,19 @@ std::string order_string(const Layout& l) {
     return s;
 }
 
+bool recomputes(const Layout& l, RecomputeModule module) {
+    if (l.recompute != Recompute::selective) return false;
+    const uint32_t set = l.recompute_modules ? l.recompute_modules : module_bit(RecomputeModule::core_attn);
+    return (set & module_bit(module)) != 0;
+}
+
+std::string recompute_modules_string(const Layout& l) {
+    std::string out;
+    for (const auto& [m, name] : EnumNames<RecomputeModule>::table)
+        if (recomputes(l, m)) out += (out.empty() ? "" : ",") + std::string(name);
+    return out;
+}
+
 std::optional<std::array<Axis, 5>> parse_order(const std::string& s) {
     std::array<Axis, 5> out{};
     size_t n = 0, pos = 0;

@@ -298,16 +298,21 @@ void add_dp_terms(const Layout& l, const StageParams& owned, const StageTimes& c
     }
 }
 
-/// 10. FLOPs per token (model and hardware), the peak, then step time and throughput.
-void finish_throughput(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Plan& plan) {
+/// 10. FLOPs per token (model and hardware), the peak, then step time and throughput. Hardware FLOPs add
+/// what recomputation replays: a whole layer forward under full recompute, the replayed modules' work under
+/// selective (per GPU per micro-batch in StepWork, scaled back to one token of the whole model).
+void finish_throughput(const ModelSpec& m, const ClusterSpec& c, const Layout& l, const StepWork& w, Plan& plan) {
     Throughput& th = plan.throughput;
     th.model_flops_per_token = model_flops_per_token(m, l.seq_len);
-    const double attn_fwd = static_cast<double>(m.layers) * static_cast<double>(l.seq_len) *
-                            static_cast<double>(q_width(m) + attn_out_width(m));
     double recompute_per_token = 0;
     if (l.recompute == Recompute::full)
         recompute_per_token = (th.model_flops_per_token - 6.0 * static_cast<double>(m.vocab * m.hidden)) / 3.0;
-    if (l.recompute == Recompute::selective) recompute_per_token = attn_fwd;
+    if (l.recompute == Recompute::selective) {
+        const double n_moe = static_cast<double>(moe_layers_in(m, 0, m.layers));
+        const double per_gpu_mb = (static_cast<double>(m.layers) - n_moe) * w.dense.recompute_flops + n_moe * w.moe.recompute_flops;
+        recompute_per_token = per_gpu_mb * static_cast<double>(l.tp * l.cp) /
+                              (static_cast<double>(l.micro_batch) * static_cast<double>(l.seq_len));
+    }
     th.hardware_flops_per_token = th.model_flops_per_token + recompute_per_token;
     th.peak_flops = c.gpu.peak_flops(l.precision);
     finish_step(plan, l, c);
@@ -443,7 +448,7 @@ void evaluate_into(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Pl
     plan.time.optimizer_s = optimizer_step_s(owned_params, l.grad_dtype, c);
 
     // 10. Step time and throughput, and how far runs like it strayed from their predictions.
-    finish_throughput(m, c, l, plan);
+    finish_throughput(m, c, l, w, plan);
     if (o.depth == Depth::full)
         plan.throughput.range = throughput_range(plan.throughput.tokens_per_s_per_gpu, m.moe.has_value(), c.gpu.generation,
                                                  framework_family(l.framework));
