@@ -63,6 +63,9 @@ Case resolve_base(const ScenarioFlags& f) {
     base.seq_len = f.seq_len;
     base.precision = f.precision;
     base.grad_dtype = f.grad_dtype;
+    base.recompute_modules = f.recompute_modules;  // what "selective" replays, when the search tries it
+    base.attention_kernel = f.attention_kernel;
+    base.dropout = f.dropout;
     base.dp = 1;  // degrees are the search's to choose: keep resolve_scenario from deriving them
     Case c = resolve_scenario(base);
     c.layout.dp = 1;

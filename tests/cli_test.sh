@@ -114,6 +114,8 @@ expect 2 "--format: expected one of table, json, csv, markdown" plan --format ya
 expect 0 "recompute selective (core_attn,mlp)" plan --model llama3-8b --cluster dgx-h100 --gpus 8 --tp 8 --global-batch 8 --recompute-modules core_attn,mlp
 expect 0 "recompute selective (core_attn)" plan --model llama3-8b --cluster dgx-h100 --gpus 8 --tp 8 --global-batch 8 --recompute selective
 expect 2 "--recompute-modules: expected only with recompute selective, got recompute full" plan --model llama3-8b --cluster dgx-h100 --gpus 8 --tp 8 --recompute full --recompute-modules mlp
+expect 0 "recompute selective (core_attn,mlp)" search --model llama3-8b --cluster dgx-h100 --gpus 8 --global-batch 64 --recompute-modules core_attn,mlp
+expect 2 "--recompute-modules: expected only with recompute selective, got recompute full" search --model llama3-8b --cluster dgx-h100 --gpus 8 --global-batch 64 --recompute full --recompute-modules mlp
 expect 2 "--attention-kernel: expected one of flash, unfused" plan --model llama3-8b --cluster dgx-h100 --gpus 8 --tp 8 --attention-kernel sdpa
 
 echo "cli: $pass passed, $fail failed"

@@ -36,7 +36,9 @@ std::string override_name(const std::string& key, Naming n);
 /// tp (on when tp > 1) unless given. Throws ConfigError naming the override.
 Case apply_overrides(Case c, const Overrides& o, Naming n);
 
-/// Every override given pins that dimension of a search; the case's own degrees do not.
+/// Every override given pins that dimension of a search; the case's own degrees do not. Naming
+/// recompute_modules pins recompute to selective (the modules themselves travel in the base layout,
+/// with attention_kernel and dropout, which the search never varies).
 SearchSpace search_space(const Overrides& o, Naming n);
 
 /// A request's `pins` object: integers for degrees, micro_batch and zero; names for recompute and

@@ -131,6 +131,12 @@ SearchSpace search_space(const Overrides& o, Naming n) {
     sp.micro_batch = o.micro_batch;
     if (o.zero) sp.zero = zero_stage(*o.zero, n);
     if (!o.recompute.empty()) sp.recompute = named<Recompute>(o.recompute, "recompute", n);
+    if (!o.recompute_modules.empty()) {  // naming what selective replays pins recompute to selective
+        if (sp.recompute && *sp.recompute != Recompute::selective)
+            throw ConfigError(override_name("recompute_modules", n),
+                              fmt::format("only with recompute selective, got recompute {}", enum_name(*sp.recompute)));
+        sp.recompute = Recompute::selective;
+    }
     if (!o.schedule.empty()) sp.schedule = named<Schedule>(o.schedule, "schedule", n);
     if (!o.sequence_parallel.empty()) sp.sequence_parallel = on_off(o.sequence_parallel, "sequence_parallel", n);
     if (!o.order.empty()) sp.order = rank_order(o.order, n);
