@@ -47,114 +47,129 @@ double gemm_efficiency(const Efficiency& e, Precision p, double M, double N, dou
     return std::max(1e-3, eta * d / (d + e.gemm_half_dim));
 }
 
-LayerWork layer_work(const ModelSpec& m, const ClusterSpec& c, const Layout& l, bool moe_layer) {
-    const double tp = static_cast<double>(l.tp);
-    const double T = static_cast<double>(l.micro_batch) * static_cast<double>(l.seq_len) / static_cast<double>(l.cp);
-    const double h = static_cast<double>(m.hidden);
-    const double sp = (l.sequence_parallel && l.tp > 1) ? tp : 1.0;  // norms/residuals run on T/sp tokens
-    const Precision p = l.precision;
+namespace {
+
+/// One layer's forward work as it accumulates: GEMMs, element-wise traffic, and what selective
+/// recomputation replays of them in the backward, module by module (RecomputeModule).
+struct LayerParts {
+    const ModelSpec& m;
+    const ClusterSpec& c;
+    const Layout& l;
+    double T, h, tp, sp;
+    Gemms g, replay;
+    double act_elems = 0;     // element-wise traffic, elements read + written
+    double act_fn_elems = 0;  // of which the activation functions
+    double replay_elems = 0;
+    /// The GEMMs `add` makes; replayed too when `module` is recomputed.
+    template <typename F>
+    void module_gemms(bool replayed, F add) {
+        const Gemms before = g;
+        add();
+        if (replayed) replay.add(g.since(before));
+    }
+};
+
+/// Attention projections (GEMMs), Megatron's column/row-parallel split over tp, and the rotary embedding.
+void attention_projections(LayerParts& x) {
+    const ModelSpec& m = x.m;
+    const ClusterSpec& c = x.c;
+    const Precision p = x.l.precision;
+    const double T = x.T, h = x.h, tp = x.tp;
     const double qw = static_cast<double>(q_width(m)), kw = static_cast<double>(k_width(m)),
                  vw = static_cast<double>(v_width(m));
-
-    // --- attention projections (GEMMs), Megatron column/row-parallel split over tp
-    Gemms g;
-    double act_elems = 0;  // element-wise traffic, elements read+written in the forward
-    // What selective recomputation replays in the backward, module by module (RecomputeModule).
-    Gemms replay;
-    double replay_elems = 0;
     if (m.attention == AttentionKind::mla && m.mla) {
-        const MlaSpec& x = *m.mla;
-        const double a = static_cast<double>(m.heads);
-        const double qk = static_cast<double>(x.qk_nope_head_dim + x.qk_rope_head_dim);
-        const double qin = x.q_lora_rank > 0 ? static_cast<double>(x.q_lora_rank) : h;
-        if (x.q_lora_rank > 0) add_gemm(g, c, p, T, qin, h);  // down-projections are replicated across tp
-        const Gemms q_up = g;
-        add_gemm(g, c, p, T, a * qk / tp, qin);
-        if (recomputes(l, RecomputeModule::mla_up_proj)) replay.add(g.since(q_up));
-        add_gemm(g, c, p, T, static_cast<double>(x.kv_lora_rank + x.qk_rope_head_dim), h);
-        const Gemms kv_up = g;
-        add_gemm(g, c, p, T, a * static_cast<double>(x.qk_nope_head_dim + x.v_head_dim) / tp,
-                 static_cast<double>(x.kv_lora_rank));
-        if (recomputes(l, RecomputeModule::mla_up_proj)) replay.add(g.since(kv_up));
-        add_gemm(g, c, p, T, h, vw / tp);
+        const MlaSpec& a = *m.mla;
+        const double heads = static_cast<double>(m.heads);
+        const double qk = static_cast<double>(a.qk_nope_head_dim + a.qk_rope_head_dim);
+        const double qin = a.q_lora_rank > 0 ? static_cast<double>(a.q_lora_rank) : h;
+        const bool up = recomputes(x.l, RecomputeModule::mla_up_proj);
+        if (a.q_lora_rank > 0) add_gemm(x.g, c, p, T, qin, h);  // down-projections are replicated across tp
+        x.module_gemms(up, [&] { add_gemm(x.g, c, p, T, heads * qk / tp, qin); });
+        add_gemm(x.g, c, p, T, static_cast<double>(a.kv_lora_rank + a.qk_rope_head_dim), h);
+        x.module_gemms(up, [&] {
+            add_gemm(x.g, c, p, T, heads * static_cast<double>(a.qk_nope_head_dim + a.v_head_dim) / tp,
+                     static_cast<double>(a.kv_lora_rank));
+        });
+        add_gemm(x.g, c, p, T, h, vw / tp);
     } else {
         const double kv_local = std::max(kw / tp, static_cast<double>(m.head_dim));  // kv heads replicate when g < tp
-        add_gemm(g, c, p, T, qw / tp + 2.0 * kv_local, h);
-        add_gemm(g, c, p, T, h, qw / tp);
+        add_gemm(x.g, c, p, T, qw / tp + 2.0 * kv_local, h);
+        add_gemm(x.g, c, p, T, h, qw / tp);
     }
-    act_elems += 2.0 * T * (qw + kw) / tp;  // rotary embedding on q and k (read + write)
+    x.act_elems += 2.0 * T * (qw + kw) / tp;  // rotary embedding on q and k (read + write)
+}
 
-    // --- attention core: causal, flash (scores never stored); fwd = b·s²·a·(d_qk + d_v)/(tp·cp), both
-    // products over all a query heads (GQA shares K and V, not the work)
+/// One MLP's two GEMMs (gated: gate and up in the first) on `tokens`, and its activation function.
+void mlp_gemms(LayerParts& x, double tokens, double ffn_local, double in_local, double count, double scale,
+               bool replay_all, bool replay_act) {
+    const Precision p = x.l.precision;
+    x.module_gemms(replay_all, [&] {
+        add_gemm(x.g, x.c, p, tokens, mlp_width(x.m, ffn_local), in_local, count, scale);
+        add_gemm(x.g, x.c, p, tokens, in_local, ffn_local, count, scale);
+    });
+    const double act = tokens * count * ffn_local * (x.m.mlp == MlpKind::swiglu ? 3.0 : 2.0);
+    x.act_fn_elems += act;
+    if (replay_all || replay_act) x.replay_elems += act;
+}
+
+/// The MLP: dense, or router + shared experts + routed experts of a MoE layer.
+void mlp_block(LayerParts& x, bool moe_layer) {
+    const ModelSpec& m = x.m;
+    const Layout& l = x.l;
+    const double T = x.T, h = x.h, tp = x.tp;
+    if (!(moe_layer && m.moe)) {
+        mlp_gemms(x, T, static_cast<double>(m.ffn_hidden) / tp, h, 1, 1.0, recomputes(l, RecomputeModule::mlp),
+                  recomputes(l, RecomputeModule::mlp_act));
+        return;
+    }
+    const MoeSpec& e = *m.moe;
+    const double etp = static_cast<double>(effective_etp(l));
+    const double fe = static_cast<double>(e.expert_ffn_hidden);
+    const bool rc_moe = recomputes(l, RecomputeModule::moe);
+    x.module_gemms(rc_moe, [&] {  // router, fp32/bf16
+        add_gemm(x.g, x.c, Precision::bf16, T / x.sp, static_cast<double>(e.experts), h);
+    });
+    if (e.shared_experts > 0)
+        mlp_gemms(x, T, fe * static_cast<double>(e.shared_experts) / tp, h, 1, 1.0,
+                  rc_moe || recomputes(l, RecomputeModule::shared_experts), recomputes(l, RecomputeModule::mlp_act));
+    // Token-expert assignments on this GPU: T·k·etp/tp (docs/model.md §3.3), spread over E/ep experts.
+    const double assign = T * static_cast<double>(e.top_k) * etp / tp;
+    const double local_experts = static_cast<double>(e.experts / l.ep);
+    mlp_gemms(x, assign / local_experts, fe / etp, h, local_experts, x.c.gpu.eff.moe, rc_moe,
+              recomputes(l, RecomputeModule::moe_act));
+    x.act_elems += 4.0 * assign * h;  // permute and un-permute tokens around the experts
+    if (rc_moe) x.replay_elems += 4.0 * assign * h;
+}
+
+}  // namespace
+
+LayerWork layer_work(const ModelSpec& m, const ClusterSpec& c, const Layout& l, bool moe_layer) {
+    const double tp = static_cast<double>(l.tp);
+    LayerParts x{m, c, l, static_cast<double>(l.micro_batch) * static_cast<double>(l.seq_len) / static_cast<double>(l.cp),
+                 static_cast<double>(m.hidden), tp, (l.sequence_parallel && l.tp > 1) ? tp : 1.0, {}, {}};  // sp: norms on T/sp
+    const double T = x.T, h = x.h, sp = x.sp;
+    const Precision p = l.precision;
+    attention_projections(x);
+
+    // Attention core: causal, flash (scores never stored); fwd = b·s²·a·(d_qk + d_v)/(tp·cp), both
+    // products over all a query heads (GQA shares K and V, not the work).
     const double s = static_cast<double>(l.seq_len);
     const double b = static_cast<double>(l.micro_batch);
-    const double attn_flops = b * s * s * (qw + static_cast<double>(attn_out_width(m))) / (tp * static_cast<double>(l.cp));
+    const double attn_flops = b * s * s * static_cast<double>(q_width(m) + attn_out_width(m)) / (tp * static_cast<double>(l.cp));
     const double attn_eta = std::max(1e-3, c.gpu.eff.attn * s / (s + c.gpu.eff.attn_half_seq));
     const double attn_fwd_s = attn_flops / (c.gpu.peak_16_flops * attn_eta);
 
-    // --- MLP: dense, or shared experts + routed experts of a MoE layer
-    double act_fn_elems = 0;  // activation function traffic (selective recompute replays it)
-    if (moe_layer && m.moe) {
-        const MoeSpec& e = *m.moe;
-        const double etp = static_cast<double>(effective_etp(l));
-        const double fe = static_cast<double>(e.expert_ffn_hidden);
-        const bool rc_moe = recomputes(l, RecomputeModule::moe);
-        const Gemms router = g;
-        add_gemm(g, c, Precision::bf16, T / sp, static_cast<double>(e.experts), h);  // router, fp32/bf16
-        if (rc_moe) replay.add(g.since(router));
-        if (e.shared_experts > 0) {
-            const double fs = fe * static_cast<double>(e.shared_experts);
-            const Gemms shared = g;
-            add_gemm(g, c, p, T, mlp_width(m, fs) / tp, h);
-            add_gemm(g, c, p, T, h, fs / tp);
-            const double act = T * fs / tp * (m.mlp == MlpKind::swiglu ? 3.0 : 2.0);
-            act_fn_elems += act;
-            if (rc_moe || recomputes(l, RecomputeModule::shared_experts)) {
-                replay.add(g.since(shared));
-                replay_elems += act;
-            } else if (recomputes(l, RecomputeModule::mlp_act)) {
-                replay_elems += act;
-            }
-        }
-        // Token-expert assignments on this GPU: T·k·etp/tp (docs/model.md §3.3), spread over E/ep experts.
-        const double assign = T * static_cast<double>(e.top_k) * etp / tp;
-        const double local_experts = static_cast<double>(e.experts / l.ep);
-        const double per_expert = assign / local_experts;
-        const Gemms experts = g;
-        add_gemm(g, c, p, per_expert, mlp_width(m, fe) / etp, h, local_experts, c.gpu.eff.moe);
-        add_gemm(g, c, p, per_expert, h, fe / etp, local_experts, c.gpu.eff.moe);
-        const double act = assign * fe / etp * (m.mlp == MlpKind::swiglu ? 3.0 : 2.0);
-        act_fn_elems += act;
-        act_elems += 4.0 * assign * h;  // permute and un-permute tokens around the experts
-        if (rc_moe) {
-            replay.add(g.since(experts));
-            replay_elems += act + 4.0 * assign * h;
-        } else if (recomputes(l, RecomputeModule::moe_act)) {
-            replay_elems += act;
-        }
-    } else {
-        const double f = static_cast<double>(m.ffn_hidden);
-        const Gemms mlp = g;
-        add_gemm(g, c, p, T, mlp_width(m, f) / tp, h);
-        add_gemm(g, c, p, T, h, f / tp);
-        const double act = T * f / tp * (m.mlp == MlpKind::swiglu ? 3.0 : 2.0);
-        act_fn_elems += act;
-        if (recomputes(l, RecomputeModule::mlp)) {
-            replay.add(g.since(mlp));
-            replay_elems += act;
-        } else if (recomputes(l, RecomputeModule::mlp_act)) {
-            replay_elems += act;
-        }
-    }
+    mlp_block(x, moe_layer);
     // Two norms (read + write) and two residual adds (2 reads + 1 write) on T/sp tokens.
-    act_elems += T / sp * h * (2 * 2 + 2 * 3);
-    if (recomputes(l, RecomputeModule::layernorm)) replay_elems += T / sp * h * 2 * 2;
-
-    if (is_fp8(p) || p == Precision::nvfp4) act_elems += 1.5 * T * (2.0 * h + qw / tp);  // quantize GEMM inputs
+    x.act_elems += T / sp * h * (2 * 2 + 2 * 3);
+    if (recomputes(l, RecomputeModule::layernorm)) x.replay_elems += T / sp * h * 2 * 2;
+    if (is_fp8(p) || p == Precision::nvfp4)  // quantize GEMM inputs
+        x.act_elems += 1.5 * T * (2.0 * h + static_cast<double>(q_width(m)) / tp);
 
     const double hbm = c.gpu.hbm_Bps * c.gpu.eff.hbm;
-    const double elem_s = (act_elems + act_fn_elems) * kElemBytes / hbm;
+    const double elem_s = (x.act_elems + x.act_fn_elems) * kElemBytes / hbm;
     const double overhead = c.gpu.eff.layer_overhead_s;
+    const Gemms& g = x.g;
 
     LayerWork w;
     w.attn_fwd_s = attn_fwd_s;
@@ -170,8 +185,8 @@ LayerWork layer_work(const ModelSpec& m, const ClusterSpec& c, const Layout& l, 
             break;
         case Recompute::selective: {  // the modules it replays (memory.cpp drops what they produce)
             const bool core = recomputes(l, RecomputeModule::core_attn);
-            w.recompute_s = (core ? attn_fwd_s : 0.0) + replay.time_s + replay_elems * kElemBytes / hbm;
-            w.recompute_flops = (core ? attn_flops : 0.0) + replay.flops;
+            w.recompute_s = (core ? attn_fwd_s : 0.0) + x.replay.time_s + x.replay_elems * kElemBytes / hbm;
+            w.recompute_flops = (core ? attn_flops : 0.0) + x.replay.flops;
             break;
         }
         case Recompute::none: break;
