@@ -37,6 +37,14 @@ const char* reason_text(const std::string& code) {
         {"etp_divides_ffn", "etp does not divide the expert ffn"},
         {"pp_exceeds_layers", "more pipeline chunks than layers"},
         {"dualpipe_even_pp", "DualPipe needs an even pp"},
+        {"dualpipe_even_micro_batches", "DualPipe needs an even number of micro-batches"},
+        {"vpp_needs_interleaved", "vpp above 1 needs the interleaved schedule"},
+        {"interleaved_needs_vpp", "the interleaved schedule needs vpp of at least 2"},
+        {"degrees_product", "tp·cp·pp·dp is not the GPU count"},
+        {"ep_dense", "expert parallelism on a dense model"},
+        {"non_positive", "a degree or size that is not positive"},
+        {"too_large", "a degree or size beyond the planner's bounds"},
+        {"zero_stage", "a ZeRO stage outside 0-3"},
         {"precision_unsupported", "the GPU has no tensor cores for this precision"},
     };
     for (const Row& r : rows)

@@ -110,6 +110,8 @@ expect 0 "memory.total_bytes" plan --format csv
 expect 0 "| model | cluster |" plan --format markdown
 expect 0 "set,rank,layout" search --model llama3-8b --cluster dgx-h100 --gpus 8 --global-batch 64 --format csv
 expect 2 "--format: expected one of table, json, csv, markdown" plan --format yaml
+# README's Hugging Face example runs verbatim from a fresh clone (the config ships in examples/hf).
+expect 0 "Meta-Llama-3-70B" model --model ../../examples/hf/Meta-Llama-3-70B/config.json
 # Recompute modules, the attention kernel and dropout (issue 15): named as Megatron names them.
 expect 0 "recompute selective (core_attn,mlp)" plan --model llama3-8b --cluster dgx-h100 --gpus 8 --tp 8 --global-batch 8 --recompute-modules core_attn,mlp
 expect 0 "recompute selective (core_attn)" plan --model llama3-8b --cluster dgx-h100 --gpus 8 --tp 8 --global-batch 8 --recompute selective
