@@ -108,9 +108,12 @@ Run setup_sweep(CLI::App& cmd) {
                 break;
             }
             case OutputFormat::as_table: {
-                std::cout << fmt::format("shardplan sweep · {} on {} · {} · seq {} · global batch {}\n", base.model.name,
-                                         base.cluster.gpu.id, enum_name(swept->axis), base.layout.seq_len,
-                                         global_batch(base.layout));
+                // The header names what stays fixed; the swept setting is the first column.
+                std::string fixed;
+                if (swept->axis != SweepAxis::seq_len) fixed += fmt::format(" · seq {}", base.layout.seq_len);
+                if (swept->axis != SweepAxis::global_batch) fixed += fmt::format(" · global batch {}", global_batch(base.layout));
+                std::cout << fmt::format("shardplan sweep · {} on {} · {}{}\n", base.model.name, base.cluster.gpu.id,
+                                         enum_name(swept->axis), fixed);
                 std::cout << fmt::format("  {:>12}  {:<32} {:>4} {:>4} {:<9} {:<11} {:>12} {:>7} {:>10}\n",
                                          enum_name(swept->axis), "best layout", "mb", "zero", "recompute", "schedule",
                                          "tokens/s/GPU", "MFU", "memory");

@@ -110,6 +110,8 @@ expect 0 "memory.total_bytes" plan --format csv
 expect 0 "| model | cluster |" plan --format markdown
 expect 0 "set,rank,layout" search --model llama3-8b --cluster dgx-h100 --gpus 8 --global-batch 64 --format csv
 expect 2 "--format: expected one of table, json, csv, markdown" plan --format yaml
+# A sweep's header names only what stays fixed (issue 16: a seq-len sweep said "seq 8192").
+expect 0 "shardplan sweep · llama3-8b on h100-sxm · seq_len · global batch 64" sweep --model llama3-8b --cluster dgx-h100 --gpus 8 --seq-len 2048,4096 --global-batch 64
 # README's Hugging Face example runs verbatim from a fresh clone (the config ships in examples/hf).
 expect 0 "Meta-Llama-3-70B" model --model ../../examples/hf/Meta-Llama-3-70B/config.json
 # Recompute modules, the attention kernel and dropout (issue 15): named as Megatron names them.
