@@ -16,8 +16,7 @@
 namespace shardplan {
 
 struct PipelineResult {
-    int64_t slowest_rank = 0;        // the rank that sets the steady state
-    double bubble_s = 0;             // its idle time within the step's passes, sends left out
+    double bubble_s = 0;             // the slowest rank's idle time within the step's passes, sends left out
     double sends_exposed_s = 0;      // what the boundary sends add to the step
     std::vector<double> in_flight;   // per rank: micro-batches of its activations alive at its peak
     bool simulated = false;
@@ -27,6 +26,8 @@ struct PipelineResult {
 
 /// The closed forms of schedule.h.
 PipelineResult closed_form_pipeline(const PipelineSpec& s);
+/// The same into `out`, reusing its storage (the search's inner loop).
+void closed_form_pipeline(const PipelineSpec& s, PipelineResult& out);
 
 /// The step simulated: the bubble is the span without sends less the slowest rank's busy time, the
 /// sends add the difference of the spans with and without them, each rank holds the most chunks it

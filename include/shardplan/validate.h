@@ -98,6 +98,10 @@ ErrorStats error_stats(std::vector<double> abs_errors, const std::vector<double>
 ValidationReport validate_cases(const CaseList& list);
 
 json validation_to_json(const ValidationReport& r);
+/// {"count", "median_abs_error", "p90_abs_error", "mean_signed_error"}: validate's and the hold-out's.
+json stats_json(const ErrorStats& s);
+/// {"pairs", "ordered", "share"}
+json ranking_json(const RankingStats& s);
 std::string format_validation(const ValidationReport& r, bool per_case);
 
 /// The measured throughput a case states or implies (tokens/s per GPU), if any.

@@ -200,9 +200,9 @@ LeaveOneSourceOut leave_one_source_out(const std::vector<Case>& cases, int threa
 
 namespace {
 json held_json(const ErrorStats& e, const RankingStats& r) {
-    return {{"count", e.count}, {"median_abs_error", e.median_abs_error}, {"p90_abs_error", e.p90_abs_error},
-            {"mean_signed_error", e.mean_signed_error},
-            {"ranking", {{"pairs", r.pairs}, {"ordered", r.ordered}, {"share", r.share()}}}};
+    json j = stats_json(e);
+    j["ranking"] = ranking_json(r);
+    return j;
 }
 }  // namespace
 

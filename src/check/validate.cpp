@@ -209,14 +209,14 @@ ValidationReport validate_cases(const CaseList& list) {
 
 namespace {
 json opt(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
-json ranking_json(const RankingStats& s) {
-    return {{"pairs", s.pairs}, {"ordered", s.ordered}, {"share", s.share()}};
-}
+}  // namespace
+
+json ranking_json(const RankingStats& s) { return {{"pairs", s.pairs}, {"ordered", s.ordered}, {"share", s.share()}}; }
+
 json stats_json(const ErrorStats& s) {
     return {{"count", s.count}, {"median_abs_error", s.median_abs_error}, {"p90_abs_error", s.p90_abs_error},
             {"mean_signed_error", s.mean_signed_error}};
 }
-}  // namespace
 
 json validation_to_json(const ValidationReport& r) {
     json cases = json::array();

@@ -57,8 +57,7 @@ struct LayerParts {
     const Layout& l;
     double T, h, tp, sp;
     Gemms g, replay;
-    double act_elems = 0;     // element-wise traffic, elements read + written
-    double act_fn_elems = 0;  // of which the activation functions
+    double act_elems = 0;     // element-wise traffic, elements read + written (activation functions included)
     double replay_elems = 0;
     /// The GEMMs `add` makes; replayed too when `module` is recomputed.
     template <typename F>
@@ -108,7 +107,7 @@ void mlp_gemms(LayerParts& x, double tokens, double ffn_local, double in_local, 
         add_gemm(x.g, x.c, p, tokens, in_local, ffn_local, count, scale);
     });
     const double act = tokens * count * ffn_local * (x.m.mlp == MlpKind::swiglu ? 3.0 : 2.0);
-    x.act_fn_elems += act;
+    x.act_elems += act;
     if (replay_all || replay_act) x.replay_elems += act;
 }
 
@@ -167,7 +166,7 @@ LayerWork layer_work(const ModelSpec& m, const ClusterSpec& c, const Layout& l, 
         x.act_elems += 1.5 * T * (2.0 * h + static_cast<double>(q_width(m)) / tp);
 
     const double hbm = c.gpu.hbm_Bps * c.gpu.eff.hbm;
-    const double elem_s = (x.act_elems + x.act_fn_elems) * kElemBytes / hbm;
+    const double elem_s = x.act_elems * kElemBytes / hbm;
     const double overhead = c.gpu.eff.layer_overhead_s;
     const Gemms& g = x.g;
 

@@ -1,8 +1,6 @@
 // The HTTP API over the planner library (docs/api.md).
 #include "shardplan/api.h"
 
-#include <algorithm>
-
 #include <nlohmann/json.hpp>
 
 #include "shardplan/error.h"

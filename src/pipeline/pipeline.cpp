@@ -7,14 +7,20 @@
 
 namespace shardplan {
 
-PipelineResult closed_form_pipeline(const PipelineSpec& s) {
-    PipelineResult r;
-    r.slowest_rank = slowest_rank(s);
+void closed_form_pipeline(const PipelineSpec& s, PipelineResult& r) {
     r.bubble_s = bubble_time_s(s);
     r.sends_exposed_s = exposed_sends_s(s);
     r.in_flight.resize(static_cast<size_t>(s.pp));
     for (int64_t i = 0; i < s.pp; ++i)
         r.in_flight[static_cast<size_t>(i)] = in_flight_micro_batches(s.schedule, s.pp, s.vpp, i, s.micro_batches);
+    r.simulated = false;
+    r.note.clear();
+    r.passes = {};
+}
+
+PipelineResult closed_form_pipeline(const PipelineSpec& s) {
+    PipelineResult r;
+    closed_form_pipeline(s, r);
     return r;
 }
 
@@ -38,8 +44,7 @@ PipelineResult simulated_pipeline(const PipelineSpec& s, int64_t max_passes) {
     }
     PipelineResult r;
     r.simulated = true;
-    r.slowest_rank = slowest_rank(s);
-    r.bubble_s = std::max(0.0, without.makespan_s - without.busy_s[static_cast<size_t>(r.slowest_rank)]);
+    r.bubble_s = std::max(0.0, without.makespan_s - without.busy_s[static_cast<size_t>(slowest_rank(s))]);
     r.sends_exposed_s = std::max(0.0, with.makespan_s - without.makespan_s);
     const double chunks = static_cast<double>(chunks_per_rank(s));
     for (int64_t peak : with.peak_in_flight) r.in_flight.push_back(static_cast<double>(peak) / chunks);

@@ -1,12 +1,9 @@
-// Discrete-event pipeline simulation (docs/model.md §7.1) and its Chrome trace.
+// Discrete-event pipeline simulation (docs/model.md §7.1); the Chrome trace is io/trace.cpp's.
 #include "shardplan/simulate.h"
 
 #include <algorithm>
 #include <deque>
-#include <map>
-
-#include <fmt/format.h>
-
+#include <tuple>
 
 namespace shardplan {
 

@@ -109,7 +109,6 @@ struct StageClass {
     int64_t count;
     MemoryBreakdown at0;  // memory with no micro-batch in flight
     double act_per_mb;    // stored activations each micro-batch in flight adds
-    double fragmentation;  // the allocator's share of them
     StageTimes times;
 };
 
@@ -154,24 +153,24 @@ void model_stage_memory(const ModelSpec& m, const ClusterSpec& c, const Layout& 
             ++k;
         if (k == x.classes.size())
             x.classes.push_back({&s, 0, stage_memory(m, c, l, s, 0.0, layer_mem),
-                                 stage_activation_bytes_per_micro_batch(s, layer_mem), c.gpu.eff.fragmentation, {}});
+                                 stage_activation_bytes_per_micro_batch(s, layer_mem), {}});
         ++x.classes[k].count;
         x.class_of.push_back(k);
     }
 }
 
-/// Each stage's memory at its in-flight count; the fullest (the first of equals) decides whether the
-/// layout fits.
-void place_memory(const Scratch& x, const std::vector<double>& in_flight, Plan& plan) {
+/// Each stage's memory at its in-flight count, the allocator's `fragmentation` share of the activations
+/// on top; the fullest (the first of equals) decides whether the layout fits.
+void place_memory(const Scratch& x, const std::vector<double>& in_flight, double fragmentation, Plan& plan) {
     double worst = -1;
     for (size_t i = 0; i < x.stages.size(); ++i) {
         const StageClass& k = x.classes[x.class_of[i]];
-        const double total = k.at0.total_bytes() + in_flight[i] * k.act_per_mb * (1.0 + k.fragmentation);
+        const double total = k.at0.total_bytes() + in_flight[i] * k.act_per_mb * (1.0 + fragmentation);
         if (total > worst) {
             worst = total;
             plan.worst_memory_stage = x.stages[i].index;
             plan.memory = k.at0;
-            plan.memory.add_activations(in_flight[i] * k.act_per_mb, k.fragmentation);
+            plan.memory.add_activations(in_flight[i] * k.act_per_mb, fragmentation);
         }
     }
     plan.memory_fits = plan.memory.total_bytes() <= plan.capacity_bytes;
@@ -236,12 +235,12 @@ const StageClass* time_stages(const Layout& l, const StepWork& w, const LayerCom
 }
 
 /// Every stage's report (the search reads only the totals and skips them).
-void report_stages(const Scratch& x, const PipelineResult& pipe, Plan& plan) {
+void report_stages(const Scratch& x, const PipelineResult& pipe, double fragmentation, Plan& plan) {
     plan.stages.reserve(x.stages.size());
     for (size_t i = 0; i < x.stages.size(); ++i) {
         const StageClass& k = x.classes[x.class_of[i]];
         StageReport r{x.stages[i], k.at0, pipe.in_flight[i], k.times, k.act_per_mb};
-        r.memory.add_activations(pipe.in_flight[i] * k.act_per_mb, k.fragmentation);
+        r.memory.add_activations(pipe.in_flight[i] * k.act_per_mb, fragmentation);
         plan.stages.push_back(r);
     }
 }
@@ -355,7 +354,8 @@ const PipelineResult& run_pipeline(const ModelSpec& m, const Layout& l, const Fa
         spec.p2p_s = pp.time_s;
     }
     const bool simulate = o.keep != nullptr || (o.pipeline == PipelineMethod::simulated && l.pp > 1);
-    x.pipeline = simulate ? simulated_pipeline(spec, o.max_passes) : closed_form_pipeline(spec);
+    if (simulate) x.pipeline = simulated_pipeline(spec, o.max_passes);
+    else closed_form_pipeline(spec, x.pipeline);
     const PipelineResult& r = x.pipeline;
     if (l.pp > 1) {
         const int64_t calls = 2 * plan.micro_batches * spec.vpp * (l.schedule == Schedule::dualpipe ? 2 : 1);
@@ -395,7 +395,7 @@ void evaluate_into(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Pl
     if (o.depth != Depth::full) {
         x.pipeline.in_flight.clear();
         for (const Stage& s : stages) x.pipeline.in_flight.push_back(in_flight_micro_batches(l, s.index, mb));
-        place_memory(x, x.pipeline.in_flight, plan);
+        place_memory(x, x.pipeline.in_flight, c.gpu.eff.fragmentation, plan);
         if (o.depth == Depth::lean && !plan.memory_fits) return;
     }
 
@@ -430,8 +430,10 @@ void evaluate_into(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Pl
 
     // 7. The pipeline: bubble, exposed sends and in-flight counts; then each stage's memory at its count.
     const PipelineResult& pipe = run_pipeline(m, l, fabric, o, step_flops, x, plan);
-    place_memory(x, pipe.in_flight, plan);
-    if (o.depth == Depth::full) report_stages(x, pipe, plan);
+    // A lean evaluation placed its memory at the closed-form counts already; only a full one, or a
+    // simulated step (its own counts), places it here.
+    if (o.depth == Depth::full || pipe.simulated) place_memory(x, pipe.in_flight, c.gpu.eff.fragmentation, plan);
+    if (o.depth == Depth::full) report_stages(x, pipe, c.gpu.eff.fragmentation, plan);
     if (o.keep) {
         o.keep->spec = x.spec;
         o.keep->result = std::move(x.pipeline.passes);
