@@ -112,6 +112,10 @@ expect 0 "set,rank,layout" search --model llama3-8b --cluster dgx-h100 --gpus 8 
 expect 2 "--format: expected one of table, json, csv, markdown" plan --format yaml
 # A sweep's header names only what stays fixed (issue 16: a seq-len sweep said "seq 8192").
 expect 0 "shardplan sweep · llama3-8b on h100-sxm · seq_len · global batch 64" sweep --model llama3-8b --cluster dgx-h100 --gpus 8 --seq-len 2048,4096 --global-batch 64
+# README's search → export example: the fastest layout Megatron can express (the fastest uses a rank
+# order it cannot), the configuration on stdout.
+expect 0 "--num-layers 80" search --model ../../examples/hf/Meta-Llama-3-70B/config.json --cluster dgx-h100 --gpus 512 --global-batch 512 --seq-len 8192 --export megatron
+expect 0 '"feasible": true' plan --case ../../examples/run.json --tp 4 --json
 # README's Hugging Face example runs verbatim from a fresh clone (the config ships in examples/hf).
 expect 0 "Meta-Llama-3-70B" model --model ../../examples/hf/Meta-Llama-3-70B/config.json
 # Recompute modules, the attention kernel and dropout (issue 15): named as Megatron names them.
