@@ -22,8 +22,9 @@ TEST(Model, Mixtral8x7B_TotalAndActive) {
     // × 32 + embeddings 2·32000·4096 + final norm = 46,702,792,704.
     const ModelSpec m = preset_model("mixtral-8x7b");
     EXPECT_EQ(model_params_total(m), 46'702'792'704);
-    // Active: 2 of 8 experts → 46,702,792,704 − 32·6·176,160,768 = 12,879,925,248 (the published "12.9B").
-    EXPECT_EQ(model_params_active(m), 12'879'925'248);
+    // Active: 2 of 8 experts → 46,702,792,704 − 32·6·176,160,768 = 12,879,925,248, less the input embedding
+    // (a lookup) 32000·4096 = 131,072,000 → 12,748,853,248 (Mistral's "12.9B" counts the embedding).
+    EXPECT_EQ(model_params_active(m), 12'748'853'248);
 }
 
 TEST(Model, PublishedTotalsWithinHalfAPercent) {
@@ -33,8 +34,21 @@ TEST(Model, PublishedTotalsWithinHalfAPercent) {
         const double got = double(model_params_total(preset_model(r.name))) / 1e9;
         EXPECT_NEAR(got, r.billions, r.billions * 0.005) << r.name;
     }
-    EXPECT_NEAR(double(model_params_active(preset_model("deepseek-v3"))) / 1e9, 37.5, 0.5);  // "37B activated"
-    EXPECT_NEAR(double(model_params_active(preset_model("qwen3-235b-a22b"))) / 1e9, 22.2, 0.3);
+    // Active parameters without the input embedding: DeepSeek-V3 "37B activated" (37.55 B with its 0.93 B
+    // embedding), Qwen3-235B-A22B "22B" (22.19 B with 0.62 B).
+    EXPECT_NEAR(double(model_params_active(preset_model("deepseek-v3"))) / 1e9, 36.6, 0.1);
+    EXPECT_NEAR(double(model_params_active(preset_model("qwen3-235b-a22b"))) / 1e9, 21.6, 0.1);
+}
+
+TEST(Model, GptOssCountsMatchTheModelCard) {
+    // OpenAI gpt-oss model card: 116.83 B total, 5.13 B active. Per layer: attention 2880·(4096 + 2·512) +
+    // 4096·2880 = 26,542,080, biases 4096 + 2·512 + 2880 = 8,000, 64 sink logits → 26,550,144; 128 experts
+    // of gate/up 2880·5760 + 5760 and down 2880·2880 + 2880 = 24,891,840 each;
+    // router 128·(2880 + 1) = 368,768; norms 5,760. × 36, + embedding and head 2·201088·2880 + final norm.
+    const ModelSpec m = preset_model("gpt-oss-120b");
+    EXPECT_EQ(model_params_total(m), 116'829'156'672);
+    // Active: attention, 4 experts and the router per layer, the LM head and the norms; not the input embedding.
+    EXPECT_EQ(model_params_active(m), 5'132'849'472);
 }
 
 TEST(Model, MoeLayerPatternCountsInClosedForm) {

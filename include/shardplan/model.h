@@ -48,6 +48,7 @@ struct ModelSpec {
     bool linear_bias = false;  // biases on every linear layer (GPT-2/3 style)
     bool qkv_bias = false;     // biases on q, k, v only (Qwen2, gpt-oss)
     bool qk_norm = false;      // per-head RMSNorm on q and k (Qwen3)
+    bool attention_sinks = false;  // one learned softmax logit per head and layer (gpt-oss)
     std::optional<MlaSpec> mla;
     std::optional<MoeSpec> moe;
 };
@@ -72,7 +73,9 @@ int64_t embedding_params(const ModelSpec& m);  // V x h (input embedding)
 int64_t head_params(const ModelSpec& m);       // V x h if untied, else 0; plus the final norm
 
 int64_t model_params_total(const ModelSpec& m);
-/// Parameters one token touches: attention, dense or shared + top-k routed experts, embeddings.
+/// Parameters a token's matrix products use. Dense: every parameter (the usual convention). MoE: every
+/// layer's non-expert parameters, its top-k routed experts and the LM head, but not the input embedding,
+/// a table lookup (OpenAI's gpt-oss model card: 5.13 B of 116.83 B; docs/model.md §1).
 int64_t model_params_active(const ModelSpec& m);
 
 /// Query width a * d_h (MLA: a * (nope + rope)), value width, key width per kv group.

@@ -134,7 +134,10 @@ ModelSpec model_from_hf_config(const nlohmann::json& j, const std::string& field
                             h.integer("first_k_dense_replace", 0), h.integer("moe_layer_freq", 1)};
             break;
         }
-        case Family::gpt_oss:
+        case Family::gpt_oss:  // biases on attention (attention_bias), experts and router; a sink per head
+            m.linear_bias = h.boolean("attention_bias", true);
+            m.qkv_bias = false;
+            m.attention_sinks = true;
             m.moe = MoeSpec{h.integer("num_local_experts"), h.integer("num_experts_per_tok"), 0, m.ffn_hidden, 0, 1};
             break;
     }

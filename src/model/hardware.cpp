@@ -20,15 +20,30 @@ double GpuSpec::peak_flops(Precision p) const {
     return peak_16_flops;
 }
 
-bool GpuSpec::supports(Precision p) const {
+std::optional<std::string> GpuSpec::precision_problem(Precision p) const {
+    const std::string& g = generation;
+    const bool blackwell = g == "blackwell", cdna4 = g == "cdna4";
+    auto no = [&](const char* needs) {
+        return std::optional<std::string>(fmt::format("a precision {} ({}) trains in; {} needs {}", id, g,
+                                                      enum_name(p), needs));
+    };
     switch (p) {
         case Precision::bf16:
-        case Precision::fp16: return true;
+            if (g == "volta") return no("Ampere or later (Volta has fp16 tensor cores only)");
+            return std::nullopt;
+        case Precision::fp16: return std::nullopt;
         case Precision::fp8:
-        case Precision::mxfp8: return peak_8_flops > 0;
-        case Precision::nvfp4: return peak_4_flops > 0;
+            if (peak_8_flops <= 0 || !(g == "hopper" || blackwell || g == "cdna3" || cdna4))
+                return no("FP8 tensor cores: Hopper, Blackwell, MI300 or MI355");
+            return std::nullopt;
+        case Precision::mxfp8:
+            if (peak_8_flops <= 0 || !(blackwell || cdna4)) return no("block-scaled MX tensor cores: Blackwell or MI355");
+            return std::nullopt;
+        case Precision::nvfp4:
+            if (peak_4_flops <= 0 || !blackwell) return no("NVFP4 tensor cores: Blackwell");
+            return std::nullopt;
     }
-    return false;
+    return std::nullopt;
 }
 
 void validate_cluster(const ClusterSpec& c, const std::string& path) {
@@ -107,8 +122,8 @@ Efficiency default_efficiency(const std::string& generation) {
         e.moe = 0.6;
         e.attn = 0.3104;
         e.attn_half_seq = 1.083;
-        e.scale_out_bw = 0.929;
-        e.overlap_dp = 0.7714;
+        e.scale_out_bw = 0.9346;
+        e.overlap_dp = 0.7668;
         e.overlap_tp = 5.95e-05;
         e.a2a = 0.6;
         e.overlap_ep = 0;
@@ -117,35 +132,35 @@ Efficiency default_efficiency(const std::string& generation) {
         e.fragmentation = 0.01225;
     }
     if (generation == "blackwell") {  // 64 runs
-        e.gemm_16 = 0.6672;
+        e.gemm_16 = 0.6325;
         e.gemm_8 = 0.9;
-        e.gemm_4 = 0.8643;
-        e.gemm_half_dim = 1140;
-        e.moe = 0.5368;
-        e.attn = 0.2993;
-        e.attn_half_seq = 1.083;
+        e.gemm_4 = 0.7791;
+        e.gemm_half_dim = 884.2;
+        e.moe = 0.5687;
+        e.attn = 0.2163;
+        e.attn_half_seq = 122.3;
         e.scale_out_bw = 1;
-        e.overlap_dp = 0.1487;
-        e.overlap_tp = 0.7993;
-        e.a2a = 0.9999;
+        e.overlap_dp = 0.1897;
+        e.overlap_tp = 0.8999;
+        e.a2a = 0.9539;
         e.overlap_ep = 0.8999;
-        e.layer_overhead_s = 0.00053;
+        e.layer_overhead_s = 0.0005792;
         e.reserve_bytes = 8.648e+09;
         e.fragmentation = 0.1841;
     }
     if (generation == "hopper") {  // 162 runs
-        e.gemm_16 = 0.7871;
-        e.gemm_8 = 0.7256;
+        e.gemm_16 = 0.7955;
+        e.gemm_8 = 0.7359;
         e.gemm_4 = 0.55;
-        e.gemm_half_dim = 908.4;
-        e.moe = 0.8688;
-        e.attn = 0.2175;
-        e.attn_half_seq = 1112;
+        e.gemm_half_dim = 945.2;
+        e.moe = 0.8236;
+        e.attn = 0.2168;
+        e.attn_half_seq = 1142;
         e.scale_out_bw = 1;
-        e.overlap_dp = 0.1106;
+        e.overlap_dp = 0.108;
         e.overlap_tp = 0.8999;
-        e.a2a = 0.2857;
-        e.overlap_ep = 0.1074;
+        e.a2a = 0.3459;
+        e.overlap_ep = 0.1158;
         e.layer_overhead_s = 1.322e-07;
         e.reserve_bytes = 1.811e+09;
         e.fragmentation = 0.03472;

@@ -37,6 +37,7 @@ int64_t attention_matrices(const ModelSpec& m) {
     if (m.qkv_bias || m.linear_bias) p += qd + 2 * kvd;
     if (m.linear_bias) p += h;
     if (m.qk_norm) p += 2 * m.head_dim;
+    if (m.attention_sinks) p += m.heads;
     return p;
 }
 
@@ -63,7 +64,7 @@ LayerParams layer_params(const ModelSpec& m, bool moe_layer) {
     p.replicated = 2 * norm_params(m);
     if (moe_layer && m.moe) {
         p.mlp = m.moe->shared_experts > 0 ? mlp_matrices(m, m.moe->shared_experts * m.moe->expert_ffn_hidden) : 0;
-        p.router = m.moe->experts * m.hidden;
+        p.router = m.moe->experts * (m.hidden + (m.linear_bias ? 1 : 0));
         p.experts = m.moe->experts * expert_params(m);
     } else {
         p.mlp = mlp_matrices(m, m.ffn_hidden);
@@ -87,8 +88,9 @@ int64_t model_params_active(const ModelSpec& m) {
     const int64_t n_moe = moe_layers_in(m, 0, m.layers);
     const LayerParams moe = layer_params(m, true);
     const int64_t moe_active = moe.total() - moe.experts + m.moe->top_k * expert_params(m);
-    return (m.layers - n_moe) * layer_params(m, false).total() + n_moe * moe_active + embedding_params(m) +
-           head_params(m);
+    // The input embedding is a lookup; a tied one is still the LM head's matrix.
+    return (m.layers - n_moe) * layer_params(m, false).total() + n_moe * moe_active +
+           (m.tied_embeddings ? embedding_params(m) : 0) + head_params(m);
 }
 
 int64_t q_width(const ModelSpec& m) {
