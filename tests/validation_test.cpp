@@ -23,12 +23,15 @@ TEST(Validation, PublishedRunsStayWithinTheReachedBounds) {
     const ValidationReport r = validate_cases(read_cases(read_json_file(kCalibration, "calibration"), "calibration"));
     const ValidationSummary& s = r.summary;
     EXPECT_GE(s.predicted, 320);
-    EXPECT_LE(s.median_abs_error, 0.055) << "median |error| of tokens/s per GPU";  // reached: 5.3 %
-    EXPECT_LE(s.p90_abs_error, 0.19) << "90th percentile |error|";  // reached: 17.8 %
+    // reached: 6.2 % / 20.0 % (5.3 / 17.8 before Transformer Engine's FP8 copies of GEMM inputs were kept
+    // in 1 B: 12 assumed-recompute FP8 runs on Blackwell now fit with less recomputation and are predicted
+    // faster than measured; docs/validation.md).
+    EXPECT_LE(s.median_abs_error, 0.063) << "median |error| of tokens/s per GPU";
+    EXPECT_LE(s.p90_abs_error, 0.201) << "90th percentile |error|";
     // reached: 7 of 340 (2.1 %): six long-context Qwen3-235B runs and the DeepSeek-V3 GB200 baseline, whose
     // "selective" is read as Megatron's default module (core_attn), which keeps the MoE activations.
     EXPECT_LE(double(s.false_oom) / double(s.cases), 0.021) << "runs predicted not to fit although they ran";
-    // reached: 32.5 % on 10 torchtitan runs, against the predicted reserved figure.
+    // reached: 32.7 % on 10 torchtitan runs, against the predicted reserved figure.
     EXPECT_LE(s.memory.median_abs_error, 0.33) << "memory model against measured peaks";
     // No source is left far behind: each source's median stays under 15 %.
     for (const auto& [source, st] : s.by_source)

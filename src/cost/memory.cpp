@@ -19,13 +19,25 @@ constexpr double kElem = 2.0;            // bf16 activations
 
 double grad_bytes(GradDtype g) { return g == GradDtype::fp32 ? 4.0 : 2.0; }
 
-double low_precision_copy_bytes(Precision p) {
+// A low-precision copy of a tensor for a GEMM, with its scales: FP8 1 B; MXFP8 1 B + one e8m0 scale per
+// 32; NVFP4 4 bits + one e4m3 scale per 16 (Transformer Engine's quantized tensors).
+double quantized_bytes(Precision p) {
     switch (p) {
-        case Precision::fp8:
-        case Precision::mxfp8: return 1.0;  // FP8 weight (and transpose) cache next to the bf16 weights
-        case Precision::nvfp4: return 0.5625;
-        default: return 0.0;
+        case Precision::fp8: return 1.0;
+        case Precision::mxfp8: return 1.0 + 1.0 / 32.0;
+        case Precision::nvfp4: return 0.5 + 1.0 / 16.0;
+        default: return kElem;
     }
+}
+
+// Transformer Engine caches each weight's quantized copy between the micro-batches of a step, row-wise for
+// the forward and column-wise (its transpose) for the backward's data gradient. Block-scaled formats
+// always need both (the scales run along different axes); per-tensor FP8 needs the transpose only where
+// the tensor cores take FP8 operands in TN layout alone (Hopper, CDNA), not on Blackwell.
+double weight_copy_bytes(Precision p, const std::string& generation) {
+    if (p == Precision::bf16 || p == Precision::fp16) return 0.0;
+    const bool transpose = p != Precision::fp8 || generation != "blackwell";
+    return quantized_bytes(p) * (transpose ? 2.0 : 1.0);
 }
 
 struct ActParts {
@@ -43,6 +55,9 @@ ActParts layer_activations(const ModelSpec& m, const Layout& l, bool moe_layer) 
     const double a_local = static_cast<double>(m.heads) / tp;
     const double gated = m.mlp == MlpKind::swiglu ? 2.0 : 1.0;
     const bool mla = m.attention == AttentionKind::mla && m.mla;
+    // A GEMM's input kept only for that GEMM's weight gradient is kept as the quantized copy the forward
+    // made (Transformer Engine's Linear/LayerNormLinear save it instead of the bf16 tensor).
+    const double gin = is_fp8(l.precision) || l.precision == Precision::nvfp4 ? quantized_bytes(l.precision) : kElem;
     // Each tensor a layer stores for its backward, by the module that would recompute it
     // (Korthikanti et al. 2022 §4.1, re-derived for GQA/MLA, SwiGLU, flash attention and MoE; docs/model.md §2.2).
     double full = 0, dropped = 0;
@@ -54,13 +69,16 @@ ActParts layer_activations(const ModelSpec& m, const Layout& l, bool moe_layer) 
     // The two norms' inputs (the layer input and the residual after attention) stay; their outputs feed
     // the QKV and first MLP GEMMs, which keep them unless the norms are replayed.
     keep(2.0 * kElem * T * h / sp, false);
-    keep(2.0 * kElem * T * h / sp, recomputes(l, RecomputeModule::layernorm));
+    keep(2.0 * gin * T * h / sp, recomputes(l, RecomputeModule::layernorm));
     if (l.dropout) keep(2.0 * T * h / sp, false);  // 1-byte masks after attention and after the MLP
     // Attention: Q, K, V feed the core; its output O feeds the output projection.
     keep(kElem * T * (qw + kw + vw) / tp, mla && recomputes(l, RecomputeModule::mla_up_proj));
-    keep(kElem * T * (mla ? vw : qw) / tp, false);
+    // O: flash attention's backward needs it in bf16; the output projection keeps its own copy when that
+    // is a quantized one.
+    const double o_bytes = l.attention_kernel == AttentionKernel::flash && gin != kElem ? kElem + gin : gin;
+    keep(o_bytes * T * (mla ? vw : qw) / tp, false);
     if (mla)  // the compressed q and kv latents feed the up-projections (replicated over tp)
-        keep(kElem * T * static_cast<double>(m.mla->q_lora_rank + m.mla->kv_lora_rank + m.mla->qk_rope_head_dim), false);
+        keep(gin * T * static_cast<double>(m.mla->q_lora_rank + m.mla->kv_lora_rank + m.mla->qk_rope_head_dim), false);
     if (l.attention_kernel == AttentionKernel::flash) {
         keep(4.0 * T * a_local, rc_core);  // fp32 log-sum-exp per head and token
     } else {
@@ -73,7 +91,7 @@ ActParts layer_activations(const ModelSpec& m, const Layout& l, bool moe_layer) 
     // second GEMM.
     auto mlp = [&](double tokens, double ffn_local, double extra_in, bool whole, bool act) {
         keep(kElem * tokens * gated * ffn_local + extra_in, whole);
-        keep(kElem * tokens * ffn_local, whole || act);
+        keep(gin * tokens * ffn_local, whole || act);
     };
     if (moe_layer && m.moe) {
         const MoeSpec& e = *m.moe;
@@ -85,7 +103,7 @@ ActParts layer_activations(const ModelSpec& m, const Layout& l, bool moe_layer) 
             mlp(T, fe * static_cast<double>(e.shared_experts) / tp, 0, rc_moe || recomputes(l, RecomputeModule::shared_experts),
                 recomputes(l, RecomputeModule::mlp_act));
         const double assign = T * static_cast<double>(e.top_k) * etp / tp;  // routed tokens on this GPU
-        mlp(assign, fe / etp, kElem * assign * h, rc_moe, recomputes(l, RecomputeModule::moe_act));  // + permuted inputs
+        mlp(assign, fe / etp, gin * assign * h, rc_moe, recomputes(l, RecomputeModule::moe_act));  // + permuted inputs
     } else {
         mlp(T, static_cast<double>(m.ffn_hidden) / tp, 0, recomputes(l, RecomputeModule::mlp),
             recomputes(l, RecomputeModule::mlp_act));
@@ -205,7 +223,7 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const ClusterSpec& c, const Lay
     // Low-precision weight copies (FP8 transpose caches) exist for the weights this GPU holds; the
     // embeddings stay bf16. Under ZeRO-3 only the shard is held between uses.
     const double held = p.total() - p.embedding;
-    other += low_precision_copy_bytes(l.precision) * (l.zero >= 3 ? held / dense_shard : held);
+    other += weight_copy_bytes(l.precision, c.gpu.generation) * (l.zero >= 3 ? held / dense_shard : held);
     if (l.zero >= 3 && l.pp > 1) {
         // FSDP under pipeline parallelism keeps the stage's parameters gathered across its micro-batches
         // and accumulates unsharded gradients (torchtitan: reshard_after_forward off with PP).

@@ -67,12 +67,13 @@ std::optional<std::array<Axis, 5>> parse_order(const std::string& s) {
         pos = dash + 1;
     }
     if (n == 4 && !seen[static_cast<int>(Axis::ep)]) {
-        // "tp-cp-dp-pp": place ep just inside dp, as Megatron does.
+        // "tp-cp-pp-dp": ep goes just outside cp, where Megatron's orders (tp-cp-ep-dp-pp,
+        // tp-cp-ep-pp-dp) put it; with ep = 1 its place changes nothing.
         std::array<Axis, 5> with_ep{};
         size_t j = 0;
         for (size_t i = 0; i < 4; ++i) {
-            if (out[i] == Axis::dp) with_ep[j++] = Axis::ep;
             with_ep[j++] = out[i];
+            if (out[i] == Axis::cp) with_ep[j++] = Axis::ep;
         }
         return with_ep;
     }
@@ -205,9 +206,7 @@ std::optional<LayoutProblem> check_layout(const ModelSpec& m, const ClusterSpec&
     if (auto bad = check_degrees(c, l)) return bad;
     if (auto bad = check_splits(m, l)) return bad;
     if (auto bad = check_pipeline(m, l)) return bad;
-    if (!c.gpu.supports(l.precision) && l.precision == Precision::nvfp4)
-        return problem("precision_unsupported", "layout.precision",
-                       fmt::format("a precision {} has tensor cores for (nvfp4 needs Blackwell)", c.gpu.id));
+    if (auto why = c.gpu.precision_problem(l.precision)) return problem("precision_unsupported", "layout.precision", *why);
     return std::nullopt;
 }
 
