@@ -159,7 +159,14 @@ Run setup_search(CLI::App& cmd) {
             std::cout << fmt::format("  {:>10}  {:<22} {}\n", v, k, text);
         }
         if (r.best.empty()) {
-            std::cout << "\nNo layout fits. Add GPUs, lower the global batch or sequence length, or allow recomputation.\n";
+            const auto crossing = r.rejected.find("crosses_domain");
+            if (sp.no_crossing && crossing != r.rejected.end() && crossing->second > 0)
+                std::cout << fmt::format("\nNo layout fits inside the scale-up domains: {} that would run were rejected by "
+                                         "--no-crossing because a TP, CP or EP group leaves its domain of {}. Drop "
+                                         "--no-crossing, or lower the global batch or sequence length.\n",
+                                         crossing->second, base.cluster.scale_up_domain);
+            else
+                std::cout << "\nNo layout fits. Add GPUs, lower the global batch or sequence length, or allow recomputation.\n";
             return 0;
         }
         std::cout << fmt::format("\nBest layouts\n  {:>2}  {:<30} {:>3} {:>4} {:<9} {:<3} {:<11} {:<14} {:>11} {:>7} {:>9}\n",

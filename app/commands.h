@@ -23,6 +23,7 @@ Run setup_calibrate(CLI::App& cmd);
 Run setup_search(CLI::App& cmd);
 Run setup_model(CLI::App& cmd);
 Run setup_export(CLI::App& cmd);
+Run setup_import(CLI::App& cmd);
 Run setup_sweep(CLI::App& cmd);
 Run setup_serve(CLI::App& cmd);
 Run setup_trace(CLI::App& cmd);

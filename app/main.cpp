@@ -14,6 +14,8 @@ const shardplan::app::Command kCommands[] = {
     {"search", "Find the fastest layouts that fit, and count why the others were rejected", shardplan::app::setup_search},
     {"sweep", "The best layout at each GPU count, sequence length or global batch; CSV and SVG", shardplan::app::setup_sweep},
     {"export", "The layout as Megatron-LM arguments, a torchtitan TOML or a DeepSpeed JSON", shardplan::app::setup_export},
+    {"import", "A Megatron-LM launch script, torchtitan TOML or DeepSpeed JSON read back as a case (JSON)",
+     shardplan::app::setup_import},
     {"model", "Parameter counts of a model preset, model file or Hugging Face config.json", shardplan::app::setup_model},
     {"trace", "One simulated step as a Chrome trace (Perfetto, chrome://tracing)", shardplan::app::setup_trace},
     {"serve", "The web planner and its JSON API on http://127.0.0.1:8080/", shardplan::app::setup_serve},

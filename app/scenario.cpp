@@ -10,7 +10,7 @@
 namespace shardplan::app {
 
 void add_scenario_flags(CLI::App& cmd, ScenarioFlags& f, bool with_degrees, bool with_sizes) {
-    cmd.add_option("--case", f.case_file, "A case JSON file (../shared/validation format); flags override its fields");
+    cmd.add_option("--case", f.case_file, "A case JSON file (../shared/validation format), - for standard input; flags override its fields");
     cmd.add_option("--model", f.model, "Model preset name, model JSON file or Hugging Face config.json");
     cmd.add_option("--cluster", f.cluster, "Cluster preset name, cluster JSON file or calibrated profile");
     if (with_sizes) cmd.add_option("--gpus", f.gpus, "Number of GPUs");
@@ -77,7 +77,9 @@ Case resolve_scenario(const ScenarioFlags& f) {
     Case c;
     const bool from_defaults = f.case_file.empty() && f.model.empty() && f.cluster.empty();
     if (!f.case_file.empty()) {
-        const FileAccess files{std::filesystem::path(f.case_file).parent_path().string()};
+        // "-": the case on standard input (`shardplan import ... | shardplan plan --case -`); files it
+        // names are relative to the working directory.
+        const FileAccess files{f.case_file == "-" ? std::string() : std::filesystem::path(f.case_file).parent_path().string()};
         c = case_from_json(read_json_file(f.case_file, "--case"), "", &files);
     } else {
         const Scenario s = default_scenario();

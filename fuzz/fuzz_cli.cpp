@@ -16,6 +16,8 @@
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
     const int null = ::open("/dev/null", O_WRONLY);
     ::dup2(null, STDOUT_FILENO);  // the reports; libFuzzer writes its own lines to stderr
+    const int empty = ::open("/dev/null", O_RDONLY);
+    ::dup2(empty, STDIN_FILENO);  // `--case -` reads standard input: an empty one, never a wait
     return 0;
 }
 

@@ -126,5 +126,18 @@ expect 0 "recompute selective (core_attn,mlp)" search --model llama3-8b --cluste
 expect 2 "--recompute-modules: expected only with recompute selective, got recompute full" search --model llama3-8b --cluster dgx-h100 --gpus 8 --global-batch 64 --recompute full --recompute-modules mlp
 expect 2 "--attention-kernel: expected one of flash, unfused" plan --model llama3-8b --cluster dgx-h100 --gpus 8 --tp 8 --attention-kernel sdpa
 
+# Import (issue 16): an exported launch configuration read back and planned from stdin.
+"$bin" export --model llama3-70b --cluster dgx-h100 --gpus 512 --tp 8 --pp 4 --vpp 5 --global-batch 512 --seq-len 8192 --format megatron > "$tmp/run.args"
+if "$bin" import --format megatron "$tmp/run.args" --cluster dgx-h100 --gpus 512 2>/dev/null | "$bin" plan --case - | grep -q "TP8·CP1·PP4·DP16·EP1·VPP5"; then
+    pass=$((pass + 1))
+else
+    echo "FAIL: export | import | plan --case - did not give back TP8·CP1·PP4·DP16·VPP5"; fail=$((fail + 1))
+fi
+expect 2 "--format: expected one of megatron, torchtitan, deepspeed" import --format nemo "$tmp/run.args"
+"$bin" export --model llama3-8b --cluster dgx-h100 --gpus 64 --tp 2 --global-batch 256 --seq-len 4096 --format deepspeed > "$tmp/ds.json"
+expect 2 "--seq-len: expected the sequence length (a DeepSpeed config does not give it)" import --format deepspeed "$tmp/ds.json" --model llama3-8b
+# --no-crossing that rejects every layout says so, not "add GPUs" (issue 16).
+expect 0 "4 that would run were rejected by --no-crossing" search --model llama3-70b --cluster dgx-h100 --gpus 16 --global-batch 16 --seq-len 8192 --no-crossing --max-pp 1 --max-cp 1 --recompute none
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

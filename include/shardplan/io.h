@@ -6,6 +6,7 @@
 ///   Case c = case_from_json(read_json_file("run.json", "--case"));
 ///   nlohmann::json j = to_json(c.layout);          // resolved inputs, echoed in every report
 #pragma once
+#include <iosfwd>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,7 +43,12 @@ struct Case {
 /// Reads and parses a JSON file; `field` names it in errors ("--case: expected readable JSON ...").
 /// Only a regular file of at most kMaxJsonFileBytes is read: a device (/dev/zero), a FIFO, a socket or a
 /// directory is refused before anything is read from it, and so is a symbolic link to one.
+/// "-" reads standard input, with the same limit.
 json read_json_file(const std::string& file, const std::string& field);
+/// The text of a file (or "-": standard input) under the same rules; `kind` names what it should be
+/// ("JSON", "TOML") in errors.
+std::string read_text_file(const std::string& file, const std::string& field, const std::string& kind);
+std::string read_text_stream(std::istream& in, const std::string& field, const std::string& kind, const std::string& shown);
 inline constexpr long long kMaxJsonFileBytes = 64LL << 20;
 /// Arrays and objects nest at most this deep in any JSON shardplan reads (a case needs 4): deeper
 /// input is refused before it is parsed, so no reader, copy or message recurses without bound.

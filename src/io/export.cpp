@@ -11,6 +11,13 @@ namespace shardplan {
 
 namespace {
 
+std::string without_ep(std::string order) {
+    const size_t at = order.find("ep-");
+    if (at != std::string::npos) order.erase(at, 3);
+    else if (order.ends_with("-ep")) order.erase(order.size() - 3);
+    return order;
+}
+
 Export refuse(Framework f, std::string why) {
     Export e;
     e.refusal = fmt::format("{}: {}", enum_name(f), why);
@@ -35,10 +42,15 @@ Export megatron(const ModelSpec& m, const Layout& l) {
     if (l.schedule == Schedule::dualpipe) return refuse(F, "Megatron-LM has no DualPipe schedule");
     if (recomputes(l, RecomputeModule::mlp_act))
         return refuse(F, "Megatron-LM has no recompute module for a dense MLP's activation alone (mlp_act; use mlp)");
-    const std::string order = order_string(l);
-    if (order != "tp-cp-ep-dp-pp" && order != "tp-cp-ep-pp-dp")
+    if (l.zero == 2)
+        return refuse(F, "Megatron-LM has no ZeRO-2: its distributed optimizer shards the optimizer state (zero 1) and "
+                         "keeps the gradient buffer whole; FSDP shards everything (zero 3)");
+    // Where ep sits in the order matters only when it has ranks: with ep = 1 any place is Megatron's.
+    const std::string order = m.moe && l.ep > 1 ? order_string(l) : without_ep(order_string(l));
+    const bool pp_inside_dp = order == "tp-cp-ep-pp-dp" || order == "tp-cp-pp-dp";
+    if (!pp_inside_dp && order != "tp-cp-ep-dp-pp" && order != "tp-cp-dp-pp")
         return refuse(F, fmt::format("rank order {} (Megatron offers tp-cp-ep-dp-pp and, with "
-                                     "--use-tp-pp-dp-mapping, tp-cp-ep-pp-dp)", order));
+                                     "--use-tp-pp-dp-mapping, tp-cp-ep-pp-dp)", order_string(l)));
     std::vector<std::string> a;
     auto arg = [&](const std::string& s) { a.push_back(s); };
     // Model.
@@ -46,6 +58,9 @@ Export megatron(const ModelSpec& m, const Layout& l) {
     arg(fmt::format("--hidden-size {}", m.hidden));
     arg(fmt::format("--ffn-hidden-size {}", m.ffn_hidden));
     arg(fmt::format("--num-attention-heads {}", m.heads));
+    // Used by the tokenizers that take it (NullTokenizer); with a real tokenizer its own size wins. It
+    // keeps the arguments a whole model description (shardplan import reads it back).
+    arg(fmt::format("--vocab-size {}", m.vocab));
     if (m.attention == AttentionKind::mla && m.mla) {
         arg("--multi-latent-attention");
         if (m.mla->q_lora_rank > 0) arg(fmt::format("--q-lora-rank {}", m.mla->q_lora_rank));
@@ -88,7 +103,7 @@ Export megatron(const ModelSpec& m, const Layout& l) {
         arg(fmt::format("--expert-model-parallel-size {}", l.ep));
         arg(fmt::format("--expert-tensor-parallel-size {}", effective_etp(l)));
     }
-    if (order == "tp-cp-ep-pp-dp") arg("--use-tp-pp-dp-mapping");
+    if (pp_inside_dp) arg("--use-tp-pp-dp-mapping");
     if (l.sequence_parallel && l.tp > 1) arg("--sequence-parallel");
     if (l.pp > 1) {
         const std::vector<Stage> st = split_stages(m, l);
@@ -109,9 +124,8 @@ Export megatron(const ModelSpec& m, const Layout& l) {
             arg(fmt::format("--decoder-last-pipeline-num-layers {}", st.back().layers));
         }
     }
-    if (l.zero == 1 || l.zero == 2) arg("--use-distributed-optimizer");
+    if (l.zero == 1) arg("--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather");
     if (l.zero == 3) arg("--use-torch-fsdp2");
-    if (l.zero >= 1 && l.zero <= 2) arg("--overlap-grad-reduce --overlap-param-gather");
     if (l.recompute == Recompute::full) arg("--recompute-granularity full --recompute-method uniform --recompute-num-layers 1");
     if (l.recompute == Recompute::selective) {  // the modules the plan replays, by Megatron's names
         std::string mods;
@@ -146,20 +160,29 @@ Export torchtitan(const ModelSpec& m, const Layout& l) {
                          "DeepSeek's original with two stages per rank");
     if (l.precision == Precision::nvfp4) return refuse(F, "torchtitan has no nvfp4 training recipe");
     if (l.precision == Precision::fp16) return refuse(F, "torchtitan trains in bfloat16 or float32 (no fp16)");
-    if (order_string(l) != "tp-cp-ep-dp-pp")
+    if ((m.moe && l.ep > 1 ? order_string(l) : without_ep(order_string(l))) !=
+        (m.moe && l.ep > 1 ? "tp-cp-ep-dp-pp" : "tp-cp-dp-pp"))
         return refuse(F, fmt::format("rank order {}: torchtitan builds its device mesh as pp, dp, cp, tp (outermost first)",
                                      order_string(l)));
     if (m.moe && effective_etp(l) != l.tp && effective_etp(l) != 1)
         return refuse(F, "torchtitan supports expert tensor parallelism equal to tp or 1");
-    if (l.pp > 1 && l.schedule == Schedule::interleaved && m.layers % (l.pp * l.vpp) != 0)
-        return refuse(F, fmt::format("{} layers do not split evenly into {} virtual stages", m.layers, l.pp * l.vpp));
+    // torchtitan borrows expert-parallel ranks from the FSDP shard and CP dimensions (and from TP when
+    // etp = 1): parallelisms/parallel_dims.py.
+    const int64_t dp_shard = l.zero == 3 ? l.dp : 1;
+    if (m.moe && l.ep > 1 && (dp_shard * l.cp * (effective_etp(l) == 1 ? l.tp : 1)) % l.ep != 0)
+        return refuse(F, fmt::format("ep {} must divide the FSDP-shard × cp{} ranks ({}) it is borrowed from", l.ep,
+                                     effective_etp(l) == 1 ? " × tp" : "",
+                                     dp_shard * l.cp * (effective_etp(l) == 1 ? l.tp : 1)));
     const char* schedule = "1F1B";
     if (l.schedule == Schedule::gpipe) schedule = "GPipe";
     if (l.schedule == Schedule::interleaved) schedule = "Interleaved1F1B";
     std::string t;
     t += "# torchtitan job config from shardplan: " + to_string(l) + "\n";
     t += "[training]\n";
-    t += fmt::format("local_batch_size = {}\n", global_batch(l) / l.dp);
+    // local_batch_size is one rank's batch per optimizer step pass: with PP, all the micro-batches the
+    // schedule streams (split by pipeline_parallel_microbatch_size); without, one micro-batch, and
+    // global_batch_size makes the gradient accumulation.
+    t += fmt::format("local_batch_size = {}\n", l.pp > 1 ? l.micro_batch * micro_batches(l) : l.micro_batch);
     t += fmt::format("global_batch_size = {}\n", global_batch(l));
     t += fmt::format("seq_len = {}\n", l.seq_len);
     t += "mixed_precision_param = \"bfloat16\"\n";
@@ -172,8 +195,24 @@ Export torchtitan(const ModelSpec& m, const Layout& l) {
     if (l.pp > 1) {
         t += fmt::format("pipeline_parallel_schedule = \"{}\"\n", schedule);
         t += fmt::format("pipeline_parallel_microbatch_size = {}\n", l.micro_batch);
-        if (l.schedule == Schedule::interleaved)
-            t += fmt::format("pipeline_parallel_layers_per_stage = {}\n", m.layers / (l.pp * l.vpp));
+        const int64_t chunks = l.pp * (l.schedule == Schedule::interleaved ? l.vpp : 1);
+        if (m.layers % chunks == 0) {
+            // torchtitan counts the embedding and the output layer as one layer each unless told not to:
+            // with them it would make ceil((L + 2) / per_stage) stages.
+            t += fmt::format("pipeline_parallel_layers_per_stage = {}\n", m.layers / chunks);
+            t += "pipeline_parallel_first_stage_less_layers = 0\npipeline_parallel_last_stage_less_layers = 0\n";
+        } else {
+            t += "module_fqns_per_model_part = [\n";
+            for (const Stage& st : split_stages(m, l)) {
+                t += "  [";
+                if (st.first) t += "\"tok_embeddings\", ";
+                for (int64_t i = 0; i < st.layers; ++i)
+                    t += fmt::format("{}\"layers.{}\"", i ? ", " : "", st.first_layer + i);
+                if (st.last) t += ", \"norm\", \"output\"";
+                t += "],\n";
+            }
+            t += "]\n";
+        }
     }
     if (m.moe) {
         t += fmt::format("expert_parallel_degree = {}\n", l.ep);
@@ -183,8 +222,17 @@ Export torchtitan(const ModelSpec& m, const Layout& l) {
     t += "\n[activation_checkpoint]\n";
     t += fmt::format("mode = \"{}\"\n", enum_name(l.recompute));
     if (l.recompute == Recompute::selective) t += "selective_ac_option = \"op\"\n";
-    if (l.precision == Precision::fp8) t += "\n[model]\nconverters = [\"float8\"]\n\n[float8]\nrecipe_name = \"tensorwise\"\n";
-    if (l.precision == Precision::mxfp8) t += "\n[model]\nconverters = [\"mx\"]\n\n[mx]\nrecipe_name = \"mxfp8\"\n";
+    // [model]: torchtitan's own name and flavor where the model is one it ships; else the model is the
+    // user's to register (import then needs --model).
+    std::string model_keys;
+    if (m.name.starts_with("llama3-"))
+        model_keys = fmt::format("name = \"llama3\"\nflavor = \"{}B\"\n", m.name.substr(7, m.name.size() - 8));
+    if (m.name == "deepseek-v3") model_keys = "name = \"deepseek_v3\"\nflavor = \"671B\"\n";
+    if (l.precision == Precision::fp8) model_keys += "converters = [\"float8\"]\n";
+    if (l.precision == Precision::mxfp8) model_keys += "converters = [\"mx\"]\n";
+    if (!model_keys.empty()) t += "\n[model]\n" + model_keys;
+    if (l.precision == Precision::fp8) t += "\n[float8]\nrecipe_name = \"tensorwise\"\n";
+    if (l.precision == Precision::mxfp8) t += "\n[mx]\nrecipe_name = \"mxfp8\"\n";
     Export e;
     e.text = t;
     return e;
@@ -198,6 +246,8 @@ Export deepspeed(const ModelSpec& m, const Layout& l) {
     if (l.ep > 1) return refuse(F, "expert parallelism is set up in model code (deepspeed.moe.layer.MoE ep_size)");
     if (l.recompute == Recompute::selective)
         return refuse(F, "DeepSpeed has no selective recomputation setting (choose none or full)");
+    if (l.tp > 1 && l.zero == 3)
+        return refuse(F, "DeepSpeed's AutoTP training (tensor_parallel.autotp_size) runs with ZeRO stages 0-2, not 3");
     if (l.precision != Precision::bf16 && l.precision != Precision::fp16)
         return refuse(F, fmt::format("the DeepSpeed config has no {} training setting (bf16 or fp16)", enum_name(l.precision)));
     nlohmann::ordered_json j;

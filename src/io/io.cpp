@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <initializer_list>
 #include <sstream>
 
@@ -115,28 +116,38 @@ private:
 
 }  // namespace
 
-json read_json_file(const std::string& file, const std::string& field) {
+std::string read_text_file(const std::string& file, const std::string& field, const std::string& kind) {
     const std::string shown = fmt::format("\"{}\"", printable(file, 100));
+    if (file == "-") return read_text_stream(std::cin, field, kind, "stdin");
     // Refused before it is opened when it is not a regular file: opening a FIFO blocks, /dev/zero never
     // ends, and a directory "opens" with a size of 2^63 - 1. stat() follows symbolic links.
     std::error_code ec;
     const auto st = std::filesystem::status(file, ec);
     if (ec || !std::filesystem::exists(st)) throw ConfigError(field, "a readable file, cannot open " + shown);
     if (!std::filesystem::is_regular_file(st))
-        throw ConfigError(field, "a regular JSON file, " + shown + " is " +
+        throw ConfigError(field, "a regular " + kind + " file, " + shown + " is " +
                                      (std::filesystem::is_directory(st) ? "a directory" : "a device, FIFO or socket"));
     std::ifstream in(file, std::ios::binary);
     if (!in) throw ConfigError(field, "a readable file, cannot open " + shown);
-    // Read in chunks, at most one byte past the limit: the size stat() gave can change before the read.
+    return read_text_stream(in, field, kind, shown);
+}
+
+std::string read_text_stream(std::istream& in, const std::string& field, const std::string& kind,
+                             const std::string& shown) {
+    // Read in chunks, at most one byte past the limit: a file's size can change while it is read.
     std::string text;
-    text.reserve(static_cast<size_t>(std::min<std::uintmax_t>(std::filesystem::file_size(file, ec), kMaxJsonFileBytes) + 1));
     char chunk[1 << 16];
     while (text.size() <= static_cast<size_t>(kMaxJsonFileBytes) && in.read(chunk, sizeof chunk).gcount() > 0)
         text.append(chunk, static_cast<size_t>(in.gcount()));
     if (text.size() > static_cast<size_t>(kMaxJsonFileBytes))
-        throw ConfigError(field, "a JSON file of at most 64 MiB, " + shown + " is larger");
-    if (text.find_first_not_of(" \t\r\n") == std::string::npos) throw ConfigError(field, "JSON, " + shown + " is empty");
-    return parse_json_text(text, field, shown);
+        throw ConfigError(field, "a " + kind + " file of at most 64 MiB, " + shown + " is larger");
+    if (text.find_first_not_of(" \t\r\n") == std::string::npos) throw ConfigError(field, kind + ", " + shown + " is empty");
+    return text;
+}
+
+json read_json_file(const std::string& file, const std::string& field) {
+    const std::string shown = file == "-" ? "stdin" : fmt::format("\"{}\"", printable(file, 100));
+    return parse_json_text(read_text_file(file, field, "JSON"), field, shown);
 }
 
 json parse_json_text(const std::string& text, const std::string& field, const std::string& where) {
@@ -211,7 +222,7 @@ ModelSpec model_from_json(const json& j, const std::string& path, const FileAcce
     if (looks_like_hf_config(j)) return model_from_hf_config(j, path);
     Reader r(j, path);
     r.only({"name", "preset", "layers", "hidden", "ffn_hidden", "heads", "kv_heads", "head_dim", "vocab", "mlp", "norm",
-            "tied_embeddings", "attention", "mla", "moe", "linear_bias", "qkv_bias", "qk_norm", "params_b",
+            "tied_embeddings", "attention", "mla", "moe", "linear_bias", "qkv_bias", "qk_norm", "attention_sinks", "params_b",
             "active_params_b"});
     // "preset" starts from a built-in model and lets the other fields override it.
     ModelSpec m = r.has("preset") ? preset_model(r.string("preset", ""), r.at("preset")) : ModelSpec{};
@@ -232,6 +243,7 @@ ModelSpec model_from_json(const json& j, const std::string& path, const FileAcce
     m.linear_bias = r.boolean("linear_bias", m.linear_bias);
     m.qkv_bias = r.boolean("qkv_bias", m.qkv_bias);
     m.qk_norm = r.boolean("qk_norm", m.qk_norm);
+    m.attention_sinks = r.boolean("attention_sinks", m.attention_sinks);
     r.number("params_b", 0);  // stated by a source; informational, type-checked only
     r.number("active_params_b", 0);
     if (r.has("mla")) {
@@ -464,7 +476,7 @@ json to_json(const ModelSpec& m) {
               {"heads", m.heads}, {"kv_heads", m.kv_heads}, {"head_dim", m.head_dim}, {"vocab", m.vocab},
               {"mlp", enum_name(m.mlp)}, {"norm", enum_name(m.norm)}, {"attention", enum_name(m.attention)},
               {"tied_embeddings", m.tied_embeddings}, {"linear_bias", m.linear_bias}, {"qkv_bias", m.qkv_bias},
-              {"qk_norm", m.qk_norm}, {"mla", nullptr}, {"moe", nullptr}};
+              {"qk_norm", m.qk_norm}, {"attention_sinks", m.attention_sinks}, {"mla", nullptr}, {"moe", nullptr}};
     if (m.mla)
         j["mla"] = {{"q_lora_rank", m.mla->q_lora_rank}, {"kv_lora_rank", m.mla->kv_lora_rank},
                     {"qk_nope_head_dim", m.mla->qk_nope_head_dim}, {"qk_rope_head_dim", m.mla->qk_rope_head_dim},

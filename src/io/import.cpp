@@ -1,0 +1,554 @@
+// Launch configurations read back into a case (include/shardplan/import.h, docs/export.md).
+#include "shardplan/import.h"
+
+#include <cctype>
+#include <charconv>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "shardplan/error.h"
+#include "shardplan/presets.h"
+#include "shardplan/schedule.h"
+#include "shardplan/toml.h"
+
+namespace shardplan {
+
+namespace {
+
+// ---- Values, checked against the framework's own definition of the key --------------------------------
+
+struct Values {
+    Framework f;
+    std::string field;                       // the file, as errors name it
+    std::map<std::string, json> given;       // key → value as written (flags: true)
+    int ignored = 0;
+
+    [[noreturn]] void bad(const std::string& key, const std::string& what) const {
+        throw ConfigError(field + " " + key, what);
+    }
+    bool has(const std::string& key) const { return given.count(key) != 0; }
+    int64_t integer(const std::string& key, int64_t fallback, int64_t lo = 1) const {
+        const auto it = given.find(key);
+        if (it == given.end()) return fallback;
+        if (!it->second.is_number_integer() || it->second.get<int64_t>() < lo || it->second.get<int64_t>() > 100'000'000)
+            bad(key, fmt::format("an integer in [{}, 100000000], got {}", lo, describe_json(it->second)));
+        return it->second.get<int64_t>();
+    }
+    double number(const std::string& key, double fallback) const {
+        const auto it = given.find(key);
+        if (it == given.end()) return fallback;
+        if (!it->second.is_number() || it->second.get<double>() < 0)
+            bad(key, "a non-negative number, got " + describe_json(it->second));
+        return it->second.get<double>();
+    }
+    bool flag(const std::string& key, bool fallback = false) const {
+        const auto it = given.find(key);
+        if (it == given.end()) return fallback;
+        if (!it->second.is_boolean()) bad(key, "true or false, got " + describe_json(it->second));
+        return it->second.get<bool>();
+    }
+    std::string text(const std::string& key, const std::string& fallback) const {
+        const auto it = given.find(key);
+        if (it == given.end()) return fallback;
+        if (!it->second.is_string()) bad(key, "a string, got " + describe_json(it->second));
+        return it->second.get<std::string>();
+    }
+    // Records one value, typed as the framework defines the key; unknown keys are counted and left.
+    void put(const std::string& key, json v) {
+        const LaunchKey* k = find_launch_key(f, key);
+        if (!k) {
+            ++ignored;
+            return;
+        }
+        if (given.count(key)) bad(key, "one value, it is given twice");
+        auto in_choices = [&](const std::string& s) {
+            if (k->choices.empty()) return true;
+            for (size_t a = 0, b; a <= k->choices.size(); a = b + 1) {
+                b = k->choices.find('|', a);
+                if (b == std::string_view::npos) b = k->choices.size();
+                if (k->choices.substr(a, b - a) == s) return true;
+            }
+            return false;
+        };
+        const bool ok = [&] {
+            switch (k->kind) {
+                case ArgKind::flag: return v.is_boolean();
+                case ArgKind::integer: return v.is_number_integer() && (k->choices.empty() || in_choices(std::to_string(v.get<int64_t>())));
+                case ArgKind::number: return v.is_number();
+                case ArgKind::text: return v.is_string() && in_choices(v.get<std::string>());
+                case ArgKind::list:
+                    if (!v.is_array()) return false;
+                    for (const json& e : v)
+                        if (e.is_string() && !in_choices(e.get<std::string>())) return false;
+                    return true;
+            }
+            return false;
+        }();
+        if (!ok) {
+            const char* kinds[] = {"true or false", "an integer", "a number", "a word", "a list"};
+            bad(key, fmt::format("{}{}{}, got {}", kinds[static_cast<int>(k->kind)], k->choices.empty() ? "" : " of ",
+                                 std::string(k->choices), describe_json(v)));
+        }
+        given[key] = std::move(v);
+    }
+};
+
+// ---- Megatron: words of a launch script ------------------------------------------------------------------
+
+// Shell words after joining continued lines and dropping comments; NAME=value assignments are
+// remembered and $NAME / ${NAME} expanded from them (a launch script's usual variables).
+std::vector<std::string> shell_words(const std::string& text, const std::string& field) {
+    std::vector<std::string> words;
+    std::map<std::string, std::string> vars;
+    std::string w;
+    bool in_word = false;
+    auto expand = [&](const std::string& s) {
+        std::string out;
+        for (size_t i = 0; i < s.size(); ++i) {
+            if (s[i] != '$' || i + 1 >= s.size()) {
+                out += s[i];
+                continue;
+            }
+            size_t j = i + 1;
+            const bool braced = s[j] == '{';
+            if (braced) ++j;
+            const size_t start = j;
+            while (j < s.size() && (std::isalnum(static_cast<unsigned char>(s[j])) || s[j] == '_')) ++j;
+            const std::string name = s.substr(start, j - start);
+            if (name.empty() || (braced && (j >= s.size() || s[j] != '}'))) {
+                out += s[i];
+                continue;
+            }
+            const auto it = vars.find(name);
+            out += it != vars.end() ? it->second : s.substr(i, j - i + (braced ? 1 : 0));
+            i = j - (braced ? 0 : 1);
+        }
+        return out;
+    };
+    auto finish = [&] {
+        if (!in_word) return;
+        in_word = false;
+        const size_t eq = w.find('=');
+        if (eq != std::string::npos && eq > 0 && (std::isalpha(static_cast<unsigned char>(w[0])) || w[0] == '_') &&
+            w.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") == eq) {
+            vars[w.substr(0, eq)] = expand(w.substr(eq + 1));
+        } else {
+            words.push_back(expand(w));
+        }
+        w.clear();
+    };
+    for (size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (c == '\\' && i + 1 < text.size() && (text[i + 1] == '\n' || text[i + 1] == '\r')) {
+            while (i + 1 < text.size() && (text[i + 1] == '\n' || text[i + 1] == '\r')) ++i;
+            finish();
+            continue;
+        }
+        if (c == '#' && !in_word) {
+            while (i < text.size() && text[i] != '\n') ++i;
+            continue;
+        }
+        if (c == '"' || c == '\'') {
+            const size_t close = text.find(c, i + 1);
+            if (close == std::string::npos) throw ConfigError(field, "shell words with closed quotes");
+            w += text.substr(i + 1, close - i - 1);
+            in_word = true;
+            i = close;
+            continue;
+        }
+        if (std::isspace(static_cast<unsigned char>(c)) || c == ';' || c == '(' || c == ')') {
+            finish();
+            continue;
+        }
+        w += c;
+        in_word = true;
+    }
+    finish();
+    return words;
+}
+
+json typed_word(const std::string& s) {
+    int64_t i = 0;
+    const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), i);
+    if (ec == std::errc() && p == s.data() + s.size()) return i;
+    char* end = nullptr;
+    const double d = std::strtod(s.c_str(), &end);
+    if (!s.empty() && end && *end == '\0') return d;
+    return s;
+}
+
+Values megatron_values(const std::string& text, const std::string& field) {
+    Values v{Framework::megatron, field, {}, 0};
+    const std::vector<std::string> words = shell_words(text, field);
+    for (size_t i = 0; i < words.size(); ++i) {
+        const std::string& word = words[i];
+        if (!word.starts_with("--") || word.size() < 3) continue;
+        std::string name = word;
+        std::optional<std::string> inline_value;
+        if (const size_t eq = word.find('='); eq != std::string::npos) {
+            name = word.substr(0, eq);
+            inline_value = word.substr(eq + 1);
+        }
+        const LaunchKey* k = find_launch_key(Framework::megatron, name);
+        auto next_is_value = [&] { return i + 1 < words.size() && !words[i + 1].starts_with("--"); };
+        if (!k) {  // not modelled: skip it and the value it appears to take
+            ++v.ignored;
+            if (!inline_value && next_is_value()) ++i;
+            continue;
+        }
+        if (k->kind == ArgKind::flag) {
+            v.put(name, true);
+        } else if (k->kind == ArgKind::list) {
+            json list = json::array();
+            if (inline_value) list.push_back(*inline_value);
+            while (!inline_value && next_is_value()) list.push_back(words[++i]);
+            v.put(name, list);
+        } else {
+            if (!inline_value && !next_is_value()) v.bad(name, "a value after it");
+            const std::string value = inline_value ? *inline_value : words[++i];
+            if (value.find('$') != std::string::npos)
+                v.bad(name, "a value, got " + value + " (a shell variable the file does not set)");
+            v.put(name, k->kind == ArgKind::text ? json(value) : typed_word(value));
+        }
+    }
+    return v;
+}
+
+// ---- torchtitan and DeepSpeed: nested keys flattened to "table.key" --------------------------------------
+
+void flatten(const json& j, const std::string& prefix, Values& v, int depth) {
+    for (const auto& [key, value] : j.items()) {
+        const std::string name = prefix.empty() ? key : prefix + "." + key;
+        if (value.is_object() && depth < 4 && !find_launch_key(v.f, name)) {
+            flatten(value, name, v, depth + 1);
+            continue;
+        }
+        v.put(name, value);
+    }
+}
+
+// ---- The model a configuration describes -----------------------------------------------------------------
+
+ModelSpec megatron_model(const Values& v) {
+    for (const char* need : {"--num-layers", "--hidden-size", "--num-attention-heads", "--vocab-size"})
+        if (!v.has(need))
+            throw ConfigError(v.field + " " + need,
+                              "the model's size among the arguments, or the model named with --model (a preset, "
+                              "model JSON or Hugging Face config.json)");
+    json m = {{"name", "megatron-args"},
+              {"layers", v.integer("--num-layers", 0)},
+              {"hidden", v.integer("--hidden-size", 0)},
+              {"heads", v.integer("--num-attention-heads", 0)},
+              {"vocab", v.integer("--vocab-size", 0)}};
+    const int64_t h = v.integer("--hidden-size", 0);
+    m["ffn_hidden"] = v.integer("--ffn-hidden-size", 4 * h);
+    m["kv_heads"] = v.flag("--group-query-attention") ? v.integer("--num-query-groups", 1)
+                                                      : v.integer("--num-attention-heads", 0);
+    if (v.has("--kv-channels")) m["head_dim"] = v.integer("--kv-channels", 0);
+    m["mlp"] = v.flag("--swiglu") ? "swiglu" : v.flag("--squared-relu") ? "relu2" : "gelu";
+    m["norm"] = v.text("--normalization", "LayerNorm") == "RMSNorm" ? "rmsnorm" : "layernorm";
+    m["linear_bias"] = !v.flag("--disable-bias-linear");
+    m["qkv_bias"] = v.flag("--add-qkv-bias");
+    m["qk_norm"] = v.flag("--qk-layernorm");
+    m["tied_embeddings"] = !v.flag("--untie-embeddings-and-output-weights");
+    if (v.flag("--multi-latent-attention")) {
+        m["attention"] = "mla";
+        m["mla"] = {{"q_lora_rank", v.integer("--q-lora-rank", 0, 0)}, {"kv_lora_rank", v.integer("--kv-lora-rank", 512)},
+                    {"qk_nope_head_dim", v.integer("--qk-head-dim", 128)},
+                    {"qk_rope_head_dim", v.integer("--qk-pos-emb-head-dim", 64)},
+                    {"v_head_dim", v.integer("--v-head-dim", 128)}};
+    }
+    if (v.has("--num-experts")) {
+        int64_t dense = 0, freq = 1;
+        if (v.has("--moe-layer-freq")) {
+            const std::string f = v.text("--moe-layer-freq", "1");
+            if (f.find('[') == std::string::npos) {
+                const json n = typed_word(f);
+                if (!n.is_number_integer() || n.get<int64_t>() < 1) v.bad("--moe-layer-freq", "an integer or a list of 0/1");
+                freq = n.get<int64_t>();
+            } else {  // '[0,0,1,1,...]': a leading run of dense layers, then MoE everywhere
+                bool moe_seen = false;
+                for (char c : f) {
+                    if (c == '0' && !moe_seen) ++dense;
+                    else if (c == '1') moe_seen = true;
+                    else if (c == '0') v.bad("--moe-layer-freq", "dense layers only as a leading run (0,…,0,1,…,1)");
+                }
+            }
+        }
+        const int64_t fe = v.integer("--moe-ffn-hidden-size", v.integer("--ffn-hidden-size", 4 * h));
+        const int64_t shared = v.integer("--moe-shared-expert-intermediate-size", 0, 0);
+        m["moe"] = {{"experts", v.integer("--num-experts", 0)}, {"top_k", v.integer("--moe-router-topk", 2)},
+                    {"shared_experts", fe > 0 ? shared / fe : 0}, {"expert_ffn_hidden", fe},
+                    {"dense_layers", dense}, {"layer_freq", freq}};
+    }
+    ModelSpec spec = model_from_json(m, v.field + " (model arguments)");
+    // The same architecture as a preset is that preset (its name in reports and in the case).
+    json mine = to_json(spec);
+    mine.erase("name");
+    for (const ModelSpec& p : model_presets()) {
+        json theirs = to_json(p);
+        theirs.erase("name");
+        if (theirs == mine) return p;
+    }
+    return spec;
+}
+
+// torchtitan's model names and flavors that are shardplan presets.
+std::optional<std::string> torchtitan_preset(const std::string& name, const std::string& flavor) {
+    std::string preset = name == "deepseek_v3" ? "deepseek-v3" : name + "-" + flavor;
+    for (char& c : preset) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (name == "deepseek_v3" && flavor != "671B") return std::nullopt;
+    return has_model_preset(preset) ? std::optional<std::string>(preset) : std::nullopt;
+}
+
+// ---- Layouts ---------------------------------------------------------------------------------------------
+
+struct Draft {
+    Layout l;
+    std::optional<int64_t> gpus;  // what the configuration itself implies
+    std::vector<std::string> notes;
+    std::optional<ModelSpec> model;
+};
+
+Draft megatron_layout(const Values& v) {
+    Draft d;
+    Layout& l = d.l;
+    l.framework = "Megatron-LM";
+    l.tp = v.integer("--tensor-model-parallel-size", 1);
+    l.pp = v.integer("--pipeline-model-parallel-size", 1);
+    l.cp = v.integer("--context-parallel-size", 1);
+    l.ep = v.integer("--expert-model-parallel-size", 1);
+    l.etp = v.integer("--expert-tensor-parallel-size", 0, 0);
+    l.vpp = v.integer("--num-virtual-stages-per-pipeline-rank", 1);
+    if (!v.has("--micro-batch-size")) v.bad("--micro-batch-size", "the micro-batch size (Megatron requires it)");
+    l.micro_batch = v.integer("--micro-batch-size", 1);
+    l.global_batch = v.integer("--global-batch-size", 0);
+    if (!v.has("--seq-length")) v.bad("--seq-length", "the sequence length");
+    l.seq_len = v.integer("--seq-length", 0);
+    l.sequence_parallel = v.flag("--sequence-parallel") || l.tp == 1;
+    l.zero = v.flag("--use-distributed-optimizer") ? 1 : 0;
+    if (v.flag("--use-torch-fsdp2")) l.zero = 3;
+    if (v.flag("--use-megatron-fsdp")) {
+        const std::string s = v.text("--data-parallel-sharding-strategy", "optim_grads_params");
+        l.zero = s == "optim" ? 1 : s == "optim_grads" ? 2 : s == "optim_grads_params" ? 3 : 0;
+    }
+    if (v.flag("--fp16")) l.precision = Precision::fp16;
+    else if (v.flag("--bf16")) l.precision = Precision::bf16;
+    else v.bad("--bf16", "--bf16 or --fp16 (shardplan does not model fp32 training)");
+    if (v.has("--fp8-format")) l.precision = v.text("--fp8-recipe", "delayed") == "mxfp8" ? Precision::mxfp8 : Precision::fp8;
+    if (v.has("--fp4-format")) l.precision = Precision::nvfp4;
+    l.grad_dtype = v.flag("--grad-reduce-in-bf16") ? GradDtype::bf16 : GradDtype::fp32;
+    if (!v.flag("--grad-reduce-in-bf16"))
+        d.notes.push_back("layout.grad_dtype: fp32, Megatron's default (--accumulate-allreduce-grads-in-fp32)");
+    const std::string gran = v.text("--recompute-granularity", v.flag("--recompute-activations") ? "selective" : "");
+    if (gran == "full") {
+        l.recompute = Recompute::full;
+        if (v.text("--recompute-method", "uniform") != "uniform" || v.integer("--recompute-num-layers", 1) != 1)
+            d.notes.push_back("layout.recompute: full recomputation of every layer (shardplan has no "
+                              "--recompute-num-layers > 1 or block method yet)");
+    } else if (gran == "selective") {
+        l.recompute = Recompute::selective;
+        if (v.has("--recompute-modules")) {
+            for (const json& mod : v.given.at("--recompute-modules"))
+                l.recompute_modules |= module_bit(*parse_enum<RecomputeModule>(mod.get<std::string>()));
+        }
+    }
+    const std::string backend = v.text("--attention-backend", "auto");
+    l.attention_kernel = backend == "unfused" || backend == "local" ? AttentionKernel::unfused : AttentionKernel::flash;
+    l.dropout = v.number("--hidden-dropout", 0.1) > 0 || v.number("--attention-dropout", 0.1) > 0;
+    if (!v.has("--hidden-dropout") || !v.has("--attention-dropout"))
+        d.notes.push_back("layout.dropout: Megatron's default --hidden-dropout / --attention-dropout 0.1");
+    l.order = *parse_order(v.flag("--use-tp-pp-dp-mapping") ? "tp-cp-ep-pp-dp" : "tp-cp-ep-dp-pp");
+    if (v.has("--nproc-per-node") || v.has("--nproc_per_node") || v.has("--nnodes"))
+        d.gpus = v.integer("--nproc-per-node", v.integer("--nproc_per_node", 1)) * v.integer("--nnodes", 1);
+    return d;
+}
+
+Draft torchtitan_layout(const Values& v) {
+    Draft d;
+    Layout& l = d.l;
+    l.framework = "torchtitan";
+    const std::string P = "parallelism.";
+    const int64_t replicate = v.integer(P + "data_parallel_replicate_degree", 1);
+    const int64_t shard = v.integer(P + "data_parallel_shard_degree", -1, -1);
+    if (shard == 0) v.bad(P + "data_parallel_shard_degree", "-1 (the rest) or a positive integer");
+    if (replicate > 1 && shard > 1)
+        v.bad(P + "data_parallel_shard_degree",
+              "1 with data_parallel_replicate_degree > 1: HSDP (replicated shards) is not modelled");
+    l.tp = v.integer(P + "tensor_parallel_degree", 1);
+    l.cp = v.integer(P + "context_parallel_degree", 1);
+    l.pp = v.integer(P + "pipeline_parallel_degree", 1);
+    l.ep = v.integer(P + "expert_parallel_degree", 1);
+    l.etp = v.integer(P + "expert_tensor_parallel_degree", 0, 0);
+    l.zero = shard > 1 || shard == -1 ? 3 : 0;
+    l.dp = shard > 1 ? shard : replicate > 1 ? replicate : shard == -1 ? 0 : 1;  // 0: the rest of the GPUs
+    l.seq_len = v.integer("training.seq_len", 2048);
+    if (!v.has("training.seq_len")) d.notes.push_back("layout.seq_len: torchtitan's default training.seq_len 2048");
+    const int64_t local = v.integer("training.local_batch_size", 8);
+    if (!v.has("training.local_batch_size"))
+        d.notes.push_back("layout.micro_batch: torchtitan's default training.local_batch_size 8");
+    l.micro_batch = l.pp > 1 ? v.integer(P + "pipeline_parallel_microbatch_size", 1) : local;
+    if (l.pp > 1 && local % l.micro_batch != 0)
+        v.bad(P + "pipeline_parallel_microbatch_size", fmt::format("a divisor of training.local_batch_size ({})", local));
+    const int64_t gb = v.integer("training.global_batch_size", -1, -1);
+    l.global_batch = gb > 0 ? gb : -local;  // negative: local_batch_size × dp, once dp is known
+    const std::string sched = v.text(P + "pipeline_parallel_schedule", "1F1B");
+    if (l.pp > 1) {
+        if (sched == "1F1B") l.schedule = Schedule::one_f_one_b;
+        else if (sched == "GPipe") l.schedule = Schedule::gpipe;
+        else if (sched == "Interleaved1F1B") l.schedule = Schedule::interleaved;
+        else v.bad(P + "pipeline_parallel_schedule", "1F1B, GPipe or Interleaved1F1B (the schedules shardplan models)");
+    }
+    if (l.schedule == Schedule::interleaved) l.vpp = 2;  // torchtitan's default stages per rank for looped schedules
+    l.grad_dtype = GradDtype::fp32;  // training.mixed_precision_reduce: float32 is torchtitan's only choice
+    if (v.text("training.mixed_precision_param", "bfloat16") != "bfloat16")
+        v.bad("training.mixed_precision_param", "bfloat16 (shardplan does not model fp32 training)");
+    if (v.has("model.converters")) {
+        for (const json& c : v.given.at("model.converters")) {
+            if (c == "float8") l.precision = Precision::fp8;
+            if (c == "mx") l.precision = Precision::mxfp8;
+        }
+    }
+    const std::string mode = v.text("activation_checkpoint.mode", "selective");
+    if (mode == "full") l.recompute = Recompute::full;
+    if (mode == "selective") {
+        const std::string opt = v.text("activation_checkpoint.selective_ac_option", "2");
+        if (opt != "op")
+            v.bad("activation_checkpoint.selective_ac_option",
+                  "\"op\": layer-level selective checkpointing (every " + opt +
+                      "th layer recomputed whole) is not modelled yet");
+        // Per-op SAC keeps the matmul and attention outputs and replays the pointwise ops between them.
+        l.recompute = Recompute::selective;
+        for (RecomputeModule m : {RecomputeModule::layernorm, RecomputeModule::mlp_act, RecomputeModule::moe_act})
+            l.recompute_modules |= module_bit(m);
+    }
+    if (v.has("model.name")) {
+        const auto p = torchtitan_preset(v.text("model.name", ""), v.text("model.flavor", ""));
+        if (p) d.model = preset_model(*p);
+    }
+    return d;
+}
+
+Draft deepspeed_layout(const Values& v, const ImportContext& ctx) {
+    Draft d;
+    Layout& l = d.l;
+    l.framework = "DeepSpeed";
+    l.tp = v.integer("tensor_parallel.autotp_size", 1);
+    l.zero = static_cast<int>(v.integer("zero_optimization.stage", 0, 0));
+    l.micro_batch = v.integer("train_micro_batch_size_per_gpu", 1);
+    const int64_t gas = v.integer("gradient_accumulation_steps", 1);
+    if (!v.has("train_batch_size")) v.bad("train_batch_size", "the global batch");
+    l.global_batch = v.integer("train_batch_size", 0);
+    if (l.global_batch % (l.micro_batch * gas) != 0)
+        v.bad("train_batch_size", fmt::format("a multiple of train_micro_batch_size_per_gpu × gradient_accumulation_steps "
+                                              "({})", l.micro_batch * gas));
+    l.dp = l.global_batch / (l.micro_batch * gas);
+    d.gpus = l.dp * l.tp;
+    if (v.flag("fp16.enabled")) l.precision = Precision::fp16;
+    else if (v.flag("bf16.enabled")) l.precision = Precision::bf16;
+    else v.bad("bf16.enabled", "true, or fp16.enabled true (shardplan does not model fp32 training)");
+    l.recompute = v.has("activation_checkpointing.partition_activations") ||
+                          v.has("activation_checkpointing.contiguous_memory_optimization")
+                      ? Recompute::full
+                      : Recompute::none;
+    l.sequence_parallel = false;
+    l.grad_dtype = GradDtype::fp32;  // DeepSpeed's bf16 optimizer accumulates gradients in fp32
+    if (!ctx.seq_len) throw ConfigError("--seq-len", "the sequence length (a DeepSpeed config does not give it)");
+    return d;
+}
+
+}  // namespace
+
+Imported import_launch(Framework f, const std::string& text, const ImportContext& ctx, const std::string& field) {
+    Values v{f, field, {}, 0};
+    if (f == Framework::megatron) v = megatron_values(text, field);
+    else flatten(f == Framework::torchtitan ? parse_toml(text, field) : parse_json_text(text, field), "", v, 0);
+
+    Draft d = f == Framework::megatron ? megatron_layout(v) : f == Framework::torchtitan ? torchtitan_layout(v)
+                                                                                        : deepspeed_layout(v, ctx);
+    Imported im;
+    im.ignored = v.ignored;
+    im.notes = d.notes;
+    Case& c = im.c;
+    c.model = ctx.model ? *ctx.model : d.model ? *d.model : f == Framework::megatron ? megatron_model(v) : ModelSpec{};
+    if (c.model.layers == 0)
+        throw ConfigError("--model", "the model (a preset, model JSON or Hugging Face config.json): the " +
+                                         std::string(enum_name(f)) + " configuration does not name one shardplan knows");
+    c.cluster = ctx.cluster;
+    Layout& l = d.l;
+    if (ctx.seq_len) l.seq_len = *ctx.seq_len;
+    // How many GPUs: given, else what the file implies, else every degree must be stated.
+    if (ctx.gpus) c.cluster.gpus = *ctx.gpus;
+    else if (d.gpus) c.cluster.gpus = *d.gpus;
+    else if (l.dp > 0) c.cluster.gpus = l.tp * l.cp * l.pp * l.dp;
+    else throw ConfigError("--gpus", "the number of GPUs (the configuration leaves the data-parallel degree to them)");
+    validate_cluster(c.cluster, "--gpus");
+    if (f == Framework::megatron || l.dp == 0) {
+        l.dp = 0;
+        derive_dp(l, c.cluster, field + " (data-parallel degree)");
+    }
+    if (l.global_batch < 0) l.global_batch = -l.global_batch * l.dp;  // torchtitan: local × dp
+    if (l.global_batch == 0) l.global_batch = l.micro_batch * l.dp;
+    if (f == Framework::torchtitan) {
+        const std::string P = "parallelism.";
+        const int64_t local = v.integer("training.local_batch_size", 8);
+        if (l.pp > 1 && local * l.dp != l.global_batch)
+            v.bad("training.global_batch_size", "local_batch_size × dp with pipeline parallelism (shardplan streams "
+                                                "every micro-batch of a step through one pipeline pass)");
+        const int64_t chunks_per_rank = l.schedule == Schedule::interleaved ? 0 : 1;
+        if (v.has(P + "module_fqns_per_model_part")) {
+            const int64_t parts = static_cast<int64_t>(v.given.at(P + "module_fqns_per_model_part").size());
+            if (parts % l.pp != 0) v.bad(P + "module_fqns_per_model_part", fmt::format("a multiple of pp ({}) parts", l.pp));
+            if (l.schedule == Schedule::interleaved) l.vpp = parts / l.pp;
+        } else if (v.has(P + "pipeline_parallel_layers_per_stage") && chunks_per_rank == 0) {
+            const int64_t per = v.integer(P + "pipeline_parallel_layers_per_stage", 1);
+            const int64_t stages = (c.model.layers + v.integer(P + "pipeline_parallel_first_stage_less_layers", 1, 0) +
+                                    v.integer(P + "pipeline_parallel_last_stage_less_layers", 1, 0) + per - 1) / per;
+            if (stages % l.pp != 0)
+                v.bad(P + "pipeline_parallel_layers_per_stage",
+                      fmt::format("a split into a multiple of pp ({}) stages, it makes {}", l.pp, stages));
+            l.vpp = stages / l.pp;
+        }
+    }
+    if (l.schedule == Schedule::one_f_one_b && l.vpp > 1) l.schedule = Schedule::interleaved;
+    if (l.pp == 1) l.vpp = 1;
+    if (l.pp == 1 && l.schedule != Schedule::one_f_one_b) l.schedule = Schedule::one_f_one_b;
+    if (f == Framework::megatron && v.has("--num-layers-per-virtual-pipeline-stage") && l.pp > 1) {
+        const int64_t per = v.integer("--num-layers-per-virtual-pipeline-stage", 1);
+        if (c.model.layers % (per * l.pp) != 0)
+            v.bad("--num-layers-per-virtual-pipeline-stage", fmt::format("a divisor of layers / pp ({})", c.model.layers / l.pp));
+        l.vpp = c.model.layers / (per * l.pp);
+        l.schedule = l.vpp > 1 ? Schedule::interleaved : Schedule::one_f_one_b;
+    }
+    if (auto p = check_layout(c.model, c.cluster, l))
+        throw ConfigError(field + " (" + p->field + ")", p->expected);
+    c.layout = l;
+    c.id = "imported-" + std::string(enum_name(f));
+    return im;
+}
+
+json imported_to_json(const Imported& im, const std::string& source) {
+    const Case& c = im.c;
+    json model = has_model_preset(c.model.name) && model_params_total(preset_model(c.model.name)) == model_params_total(c.model)
+                     ? json(c.model.name)
+                     : to_json(c.model);
+    if (model.is_object()) {
+        model.erase("params_total");
+        model.erase("params_active");
+    }
+    json cluster = to_json(c.cluster);
+    for (const ClusterSpec& p : cluster_presets()) {
+        if (p.name != c.cluster.name) continue;
+        ClusterSpec same = p;
+        same.gpus = c.cluster.gpus;
+        if (to_json(same) == cluster) cluster = {{"preset", c.cluster.name}, {"gpus", c.cluster.gpus}};
+    }
+    json layout = to_json(c.layout);
+    json derived = json::array();
+    for (const std::string& n : im.notes) derived.push_back(n);
+    return {{"id", c.id}, {"source", source}, {"model", model}, {"cluster", cluster}, {"layout", layout},
+            {"derived", derived}};
+}
+
+}  // namespace shardplan
