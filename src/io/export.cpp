@@ -173,13 +173,15 @@ Export torchtitan(const ModelSpec& m, const Layout& l) {
         return refuse(F, fmt::format("ep {} must divide the FSDP-shard × cp{} ranks ({}) it is borrowed from", l.ep,
                                      effective_etp(l) == 1 ? " × tp" : "",
                                      dp_shard * l.cp * (effective_etp(l) == 1 ? l.tp : 1)));
+    if (l.pp > 1 && l.schedule == Schedule::interleaved && m.layers % (l.pp * l.vpp) != 0)
+        return refuse(F, fmt::format("{} layers do not split evenly into {} virtual stages", m.layers, l.pp * l.vpp));
     const char* schedule = "1F1B";
     if (l.schedule == Schedule::gpipe) schedule = "GPipe";
     if (l.schedule == Schedule::interleaved) schedule = "Interleaved1F1B";
     std::string t;
     t += "# torchtitan job config from shardplan: " + to_string(l) + "\n";
     t += "[training]\n";
-    // local_batch_size is one rank's batch per optimizer step pass: with PP, all the micro-batches the
+    // local_batch_size is one rank's batch per forward-backward pass: with PP, every micro-batch the
     // schedule streams (split by pipeline_parallel_microbatch_size); without, one micro-batch, and
     // global_batch_size makes the gradient accumulation.
     t += fmt::format("local_batch_size = {}\n", l.pp > 1 ? l.micro_batch * micro_batches(l) : l.micro_batch);
@@ -201,7 +203,7 @@ Export torchtitan(const ModelSpec& m, const Layout& l) {
             // with them it would make ceil((L + 2) / per_stage) stages.
             t += fmt::format("pipeline_parallel_layers_per_stage = {}\n", m.layers / chunks);
             t += "pipeline_parallel_first_stage_less_layers = 0\npipeline_parallel_last_stage_less_layers = 0\n";
-        } else {
+        } else {  // uneven single-stage split (interleaving with an uneven split is refused above)
             t += "module_fqns_per_model_part = [\n";
             for (const Stage& st : split_stages(m, l)) {
                 t += "  [";
@@ -225,8 +227,8 @@ Export torchtitan(const ModelSpec& m, const Layout& l) {
     // [model]: torchtitan's own name and flavor where the model is one it ships; else the model is the
     // user's to register (import then needs --model).
     std::string model_keys;
-    if (m.name.starts_with("llama3-"))
-        model_keys = fmt::format("name = \"llama3\"\nflavor = \"{}B\"\n", m.name.substr(7, m.name.size() - 8));
+    for (const char* size : {"8", "70", "405"})
+        if (m.name == fmt::format("llama3-{}b", size)) model_keys = fmt::format("name = \"llama3\"\nflavor = \"{}B\"\n", size);
     if (m.name == "deepseek-v3") model_keys = "name = \"deepseek_v3\"\nflavor = \"671B\"\n";
     if (l.precision == Precision::fp8) model_keys += "converters = [\"float8\"]\n";
     if (l.precision == Precision::mxfp8) model_keys += "converters = [\"mx\"]\n";
