@@ -217,6 +217,7 @@ TEST(Export, TorchtitanTomlParses) {
     Scene s = llama70b();
     s.l.zero = 3;
     s.l.precision = Precision::fp8;
+    s.l.recompute_modules = op_level_selective_modules();  // torchtitan's "selective" (import_test.cpp)
     const Export e = export_config(s.m, s.c, s.l, Framework::torchtitan);
     ASSERT_FALSE(e.refusal) << *e.refusal;
     const toml::table t = toml::parse(e.text);  // throws on malformed TOML

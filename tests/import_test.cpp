@@ -31,11 +31,19 @@ struct Job {
 
 Layout layout_of(const Job& j) {
     Layout l;
+    l.recompute_modules = 0;
     l.tp = j.tp; l.cp = j.cp; l.pp = j.pp; l.ep = j.ep; l.etp = j.etp; l.vpp = j.vpp;
     l.dp = j.gpus / (j.tp * j.cp * j.pp);
     l.micro_batch = j.micro; l.global_batch = j.global; l.seq_len = j.seq;
     l.zero = j.zero; l.recompute = j.recompute; l.schedule = j.schedule;
     l.order = *parse_order(j.order);
+    return l;
+}
+
+// A layout as a framework runs it: torchtitan's "selective" is its op-level set.
+Layout layout_for(Framework f, const Job& j) {
+    Layout l = layout_of(j);
+    if (f == Framework::torchtitan && l.recompute == Recompute::selective) l.recompute_modules = op_level_selective_modules();
     return l;
 }
 
@@ -58,6 +66,7 @@ const Job kTorchtitanJobs[] = {
     {"llama3-70b", "dgx-h100", 480, 8, 1, 3, 1, 0, 1, 1, 480, 8192, 3, Recompute::full, Schedule::one_f_one_b, "tp-cp-ep-dp-pp"},
     {"llama3-8b", "dgx-h100", 64, 2, 2, 1, 1, 0, 1, 2, 256, 16384, 3, Recompute::none, Schedule::one_f_one_b, "tp-cp-ep-dp-pp"},
     {"llama3-8b", "dgx-h100", 16, 1, 1, 1, 1, 0, 1, 4, 256, 4096, 0, Recompute::full, Schedule::one_f_one_b, "tp-cp-ep-dp-pp"},
+    {"llama3-8b", "dgx-h100", 32, 4, 1, 2, 1, 0, 1, 1, 64, 8192, 3, Recompute::selective, Schedule::one_f_one_b, "tp-cp-ep-dp-pp"},
     {"llama3-405b", "dgx-h100", 2048, 8, 1, 8, 1, 0, 1, 2, 1024, 8192, 3, Recompute::full, Schedule::gpipe, "tp-cp-ep-dp-pp"},
 };
 const Job kDeepspeedJobs[] = {
@@ -112,7 +121,7 @@ void expect_keys_defined(Framework f, const json& j, const std::string& prefix) 
 Case round_trip(Framework f, const Job& j) {
     const ModelSpec m = preset_model(j.model);
     const ClusterSpec c = cluster_of(j);
-    const Layout l = layout_of(j);
+    const Layout l = layout_for(f, j);
     const Export e = export_config(m, c, l, f);
     EXPECT_FALSE(e.refusal) << to_string(l) << ": " << e.refusal.value_or("");
     ImportContext ctx;
@@ -124,8 +133,8 @@ Case round_trip(Framework f, const Job& j) {
     return import_launch(f, e.text, ctx, "exported").c;
 }
 
-void expect_same_layout(const Case& got, const Job& j) {
-    const Layout want = layout_of(j);
+void expect_same_layout(Framework f, const Case& got, const Job& j) {
+    const Layout want = layout_for(f, j);
     const Layout& l = got.layout;
     const std::string name = to_string(want);
     EXPECT_EQ(got.model.name, j.model) << name;
@@ -142,6 +151,7 @@ void expect_same_layout(const Case& got, const Job& j) {
     EXPECT_EQ(l.seq_len, want.seq_len) << name;
     EXPECT_EQ(l.zero, want.zero) << name;
     EXPECT_EQ(l.recompute, want.recompute) << name;
+    EXPECT_EQ(recompute_modules_string(l), recompute_modules_string(want)) << name;
     EXPECT_EQ(l.schedule, want.schedule) << name;
 }
 
@@ -180,7 +190,7 @@ TEST(LaunchKeys, EveryMegatronArgumentTheExportWritesIsDefinedWithItsType) {
 
 TEST(LaunchKeys, EveryTorchtitanAndDeepSpeedKeyTheExportWritesIsDefinedWithItsType) {
     for (const Job& j : kTorchtitanJobs) {
-        const Export e = export_config(preset_model(j.model), cluster_of(j), layout_of(j), Framework::torchtitan);
+        const Export e = export_config(preset_model(j.model), cluster_of(j), layout_for(Framework::torchtitan, j), Framework::torchtitan);
         ASSERT_FALSE(e.refusal) << *e.refusal;
         expect_keys_defined(Framework::torchtitan, parse_toml(e.text, "export"), "");
     }
@@ -192,9 +202,18 @@ TEST(LaunchKeys, EveryTorchtitanAndDeepSpeedKeyTheExportWritesIsDefinedWithItsTy
 }
 
 TEST(Import, ExportThenImportGivesBackTheLayout) {
-    for (const Job& j : kMegatronJobs) expect_same_layout(round_trip(Framework::megatron, j), j);
-    for (const Job& j : kTorchtitanJobs) expect_same_layout(round_trip(Framework::torchtitan, j), j);
-    for (const Job& j : kDeepspeedJobs) expect_same_layout(round_trip(Framework::deepspeed, j), j);
+    for (const Job& j : kMegatronJobs) expect_same_layout(Framework::megatron, round_trip(Framework::megatron, j), j);
+    for (const Job& j : kTorchtitanJobs) expect_same_layout(Framework::torchtitan, round_trip(Framework::torchtitan, j), j);
+    for (const Job& j : kDeepspeedJobs) expect_same_layout(Framework::deepspeed, round_trip(Framework::deepspeed, j), j);
+}
+
+TEST(Export, TorchtitanSelectiveIsItsOpLevelSet) {
+    // torchtitan's selective_ac_option "op" replays the norms, activations and attention core; a plan that
+    // replays only Megatron's default core_attn is not what it would run.
+    Job j = kTorchtitanJobs[4];
+    const Export e = export_config(preset_model(j.model), cluster_of(j), layout_of(j), Framework::torchtitan);
+    ASSERT_TRUE(e.refusal);
+    EXPECT_NE(e.refusal->find("--recompute-modules core_attn,layernorm,mlp_act"), std::string::npos) << *e.refusal;
 }
 
 TEST(Import, MegatronLaunchScriptWithVariablesAndTorchrun) {

@@ -52,6 +52,10 @@ int64_t effective_etp(const Layout& l);
 /// Whether selective recomputation replays `module` (recompute selective; no modules named = core_attn).
 bool recomputes(const Layout& l, RecomputeModule module);
 inline uint32_t module_bit(RecomputeModule m) { return 1u << static_cast<unsigned>(m); }
+/// What torchtitan's op-level selective checkpointing (`selective_ac_option = "op"`) replays: it keeps
+/// the GEMM outputs and recomputes the norms, the activation functions and the attention core. The
+/// default of "selective" for FSDP-family frameworks (case files, import, export).
+uint32_t op_level_selective_modules();
 /// "core_attn,mlp": the modules a selective layout replays, in Megatron's order.
 std::string recompute_modules_string(const Layout& l);
 /// Expert-data-parallel degree: the tp·cp·dp ranks of one stage, regrouped as etp × ep × edp.

@@ -175,6 +175,19 @@ Export torchtitan(const ModelSpec& m, const Layout& l) {
                                      dp_shard * l.cp * (effective_etp(l) == 1 ? l.tp : 1)));
     if (l.pp > 1 && l.schedule == Schedule::interleaved && m.layers % (l.pp * l.vpp) != 0)
         return refuse(F, fmt::format("{} layers do not split evenly into {} virtual stages", m.layers, l.pp * l.vpp));
+    if (l.recompute == Recompute::selective) {
+        // torchtitan's op-level selective checkpointing replays a fixed set; a dense model has no MoE act.
+        const uint32_t relevant = m.moe ? ~0u : ~module_bit(RecomputeModule::moe_act);
+        const uint32_t planned = (l.recompute_modules ? l.recompute_modules : module_bit(RecomputeModule::core_attn));
+        if ((planned & relevant) != (op_level_selective_modules() & relevant)) {
+            Layout op = l;
+            op.recompute_modules = op_level_selective_modules() & relevant;
+            return refuse(F, fmt::format("its selective checkpointing (selective_ac_option \"op\") replays {}; this plan "
+                                         "replays {} (plan with --recompute-modules {}, or full)",
+                                         recompute_modules_string(op), recompute_modules_string(l),
+                                         recompute_modules_string(op)));
+        }
+    }
     const char* schedule = "1F1B";
     if (l.schedule == Schedule::gpipe) schedule = "GPipe";
     if (l.schedule == Schedule::interleaved) schedule = "Interleaved1F1B";

@@ -418,10 +418,8 @@ Draft torchtitan_layout(const Values& v) {
             v.bad("activation_checkpoint.selective_ac_option",
                   "\"op\": layer-level selective checkpointing (every " + opt +
                       "th layer recomputed whole) is not modelled yet");
-        // Per-op SAC keeps the matmul and attention outputs and replays the pointwise ops between them.
         l.recompute = Recompute::selective;
-        for (RecomputeModule m : {RecomputeModule::layernorm, RecomputeModule::mlp_act, RecomputeModule::moe_act})
-            l.recompute_modules |= module_bit(m);
+        l.recompute_modules = op_level_selective_modules();
     }
     if (v.has("model.name")) {
         const auto p = torchtitan_preset(v.text("model.name", ""), v.text("model.flavor", ""));

@@ -376,9 +376,7 @@ Layout layout_from_json(const json& j, const std::string& path) {
     // default); torchtitan's op-level selective checkpointing keeps the GEMM outputs and replays the
     // norms, the activation functions and the attention core.
     if (l.recompute == Recompute::selective && l.recompute_modules == 0 && framework_family(l.framework) == "fsdp")
-        for (RecomputeModule mod : {RecomputeModule::core_attn, RecomputeModule::layernorm, RecomputeModule::mlp_act,
-                                    RecomputeModule::moe_act})
-            l.recompute_modules |= module_bit(mod);
+        l.recompute_modules = op_level_selective_modules();
     l.attention_kernel = r.choice<AttentionKernel>("attention_kernel", AttentionKernel::flash);
     l.dropout = r.boolean("dropout", false);
     l.sequence_parallel = r.boolean("sequence_parallel", l.tp > 1);

@@ -43,6 +43,11 @@ bool recomputes(const Layout& l, RecomputeModule module) {
     return (set & module_bit(module)) != 0;
 }
 
+uint32_t op_level_selective_modules() {
+    return module_bit(RecomputeModule::core_attn) | module_bit(RecomputeModule::layernorm) |
+           module_bit(RecomputeModule::mlp_act) | module_bit(RecomputeModule::moe_act);
+}
+
 std::string recompute_modules_string(const Layout& l) {
     std::string out;
     for (const auto& [m, name] : EnumNames<RecomputeModule>::table)
