@@ -153,6 +153,7 @@ void expect_same_layout(Framework f, const Case& got, const Job& j) {
     EXPECT_EQ(l.recompute, want.recompute) << name;
     EXPECT_EQ(recompute_modules_string(l), recompute_modules_string(want)) << name;
     EXPECT_EQ(l.schedule, want.schedule) << name;
+    EXPECT_EQ(l.kernels, want.kernels) << name;
 }
 
 }  // namespace
@@ -384,4 +385,21 @@ TEST(Precision, Fp8KeepsQuantizedGemmInputsAndWeightCopies) {
     EXPECT_NEAR(bf16.activations_bytes - fp8.activations_bytes, 32 * saved_per_layer, 1e-6 * bf16.activations_bytes);
     const StageParams p = stage_params(m, l, s);
     EXPECT_NEAR(fp8.other_bytes - bf16.other_bytes, 2.0 * (p.total() - p.embedding), 1e3);
+}
+
+TEST(Import, TorchtitanKernelsFollowTorchCompile) {
+    // Without torch.compile torchtitan runs eager ops (silu's output and the fp32 loss copies kept); with it,
+    // fused ones. The export writes `compile = true` for a fused plan and leaves it out for an eager one.
+    const Job& j = kTorchtitanJobs[2];
+    Layout l = layout_of(j);
+    l.kernels = Kernels::eager;
+    const Export e = export_config(preset_model(j.model), cluster_of(j), l, Framework::torchtitan);
+    ASSERT_FALSE(e.refusal) << *e.refusal;
+    EXPECT_EQ(e.text.find("compile"), std::string::npos);
+    ImportContext ctx;
+    ctx.cluster = preset_cluster(j.cluster);
+    ctx.gpus = j.gpus;
+    EXPECT_EQ(import_launch(Framework::torchtitan, e.text, ctx, "t").c.layout.kernels, Kernels::eager);
+    EXPECT_EQ(import_launch(Framework::torchtitan, e.text + "\n[compile]\nenable = true\n", ctx, "t").c.layout.kernels,
+              Kernels::fused);
 }

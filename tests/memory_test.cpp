@@ -264,3 +264,27 @@ TEST(Memory, KorthikantiFigureOneActivations) {
         EXPECT_NEAR(sel.stages[0].memory.activations_bytes / gib, r.selective_gib, 0.1 * r.selective_gib) << r.layers;
     }
 }
+
+TEST(Memory, EagerKernelsKeepTheActivationOutputAndTheFp32LossCopies) {
+    // Llama 3 8B on one GPU, T = 4096 tokens. Eager SwiGLU (`silu(gate) * up`, torchtitan and nanotron) also
+    // keeps silu's output: 2 B · T · f = 2 · 4096 · 14336 = 117,440,512 B per layer, × 32 layers. The eager
+    // loss holds an fp32 upcast and its shifted copy beside the bf16 logits: 4 B · T · V = 4 · 4096 · 128256
+    // = 2,101,346,304 B more than the fused vocab-parallel cross-entropy.
+    const ModelSpec m = preset_model("llama3-8b");
+    ClusterSpec c = preset_cluster("dgx-h100");
+    c.gpus = 1;
+    Layout l;
+    l.global_batch = 1;
+    l.seq_len = 4096;
+    l.zero = 0;
+    const Stage s{0, m.layers, 0, true, true, 0};
+    const MemoryBreakdown fused = stage_memory(m, c, l, s, 1.0);
+    l.kernels = Kernels::eager;
+    const MemoryBreakdown eager = stage_memory(m, c, l, s, 1.0);
+    EXPECT_DOUBLE_EQ(eager.activations_bytes - fused.activations_bytes, 32.0 * 117'440'512.0);
+    EXPECT_DOUBLE_EQ(eager.other_bytes - fused.other_bytes, 2'101'346'304.0);
+    EXPECT_EQ(default_kernels("torchtitan (PyTorch FSDP2/DTensor)"), Kernels::eager);
+    EXPECT_EQ(default_kernels("nanotron (benchmark branch)"), Kernels::eager);
+    EXPECT_EQ(default_kernels("Megatron-Core"), Kernels::fused);
+    EXPECT_EQ(default_kernels(""), Kernels::fused);
+}

@@ -23,6 +23,11 @@ enum class GradDtype { bf16, fp32 };
 /// The attention core's kernel: flash keeps only its output and log-sum-exp; unfused (2022-era Megatron,
 /// BLOOM) stores the softmax of the s × s scores (and its dropout mask and output when dropout is on).
 enum class AttentionKernel { flash, unfused };
+/// How the framework runs the pointwise work around the GEMMs: fused kernels (Megatron-Core and Transformer
+/// Engine: SwiGLU in one kernel, vocab-parallel cross-entropy in place) or eager PyTorch ops, one autograd
+/// node each (torchtitan's and nanotron's Llama: the activation's output kept beside its inputs; the loss
+/// through an fp32 copy of the logits). docs/model.md §2.2.
+enum class Kernels { fused, eager };
 /// What selective recomputation replays in the backward: Megatron's --recompute-modules names, and
 /// mlp_act (the activation function of dense MLPs and shared experts), which torchtitan's op-level
 /// selective checkpointing replays and Megatron has no module for.
@@ -65,6 +70,11 @@ template <> struct EnumNames<GradDtype> {
     static constexpr std::array<std::pair<GradDtype, std::string_view>, 2> table{{
         {GradDtype::bf16, "bf16"}, {GradDtype::fp32, "fp32"}}};
 };
+template <> struct EnumNames<Kernels> {
+    static constexpr std::array<std::pair<Kernels, std::string_view>, 2> table{{
+        {Kernels::fused, "fused"}, {Kernels::eager, "eager"}}};
+};
+
 template <> struct EnumNames<AttentionKernel> {
     static constexpr std::array<std::pair<AttentionKernel, std::string_view>, 2> table{{
         {AttentionKernel::flash, "flash"}, {AttentionKernel::unfused, "unfused"}}};

@@ -89,9 +89,13 @@ ActParts layer_activations(const ModelSpec& m, const Layout& l, bool moe_layer) 
     }
     // MLP: the first GEMM's output(s) (gate and up for SwiGLU) and the activation's output feeding the
     // second GEMM.
+    // Eager gated MLPs (`act(gate) * up` as two autograd nodes) also keep the activation's output for
+    // the product's backward; a fused SwiGLU kernel recomputes it from gate (Megatron's bias_swiglu).
+    const bool eager_glu = l.kernels == Kernels::eager && m.mlp == MlpKind::swiglu;
     auto mlp = [&](double tokens, double ffn_local, double extra_in, bool whole, bool act) {
         keep(kElem * tokens * gated * ffn_local + extra_in, whole);
         keep(gin * tokens * ffn_local, whole || act);
+        if (eager_glu) keep(kElem * tokens * ffn_local, whole || act);
     };
     if (moe_layer && m.moe) {
         const MoeSpec& e = *m.moe;
@@ -238,6 +242,11 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const ClusterSpec& c, const Lay
         // the fp32 gradient is cast back for the LM head (megatron/core/tensor_parallel/cross_entropy.py).
         const double T = static_cast<double>(l.micro_batch) * static_cast<double>(l.seq_len) / static_cast<double>(l.cp);
         other += kElem * T * static_cast<double>(m.vocab) / static_cast<double>(l.tp);
+        // Eager: the loss upcasts the bf16 logits to a new fp32 tensor and shifts (or log-softmaxes) it
+        // into another, so at the forward's peak both fp32 tensors sit beside the bf16 logits: 2 + 4 + 4
+        // bytes per logit against the fused kernel's 2 + 4 (torchtitan `cross_entropy(pred.float())`,
+        // nanotron `sharded_cross_entropy`).
+        if (l.kernels == Kernels::eager) other += 4.0 * T * static_cast<double>(m.vocab) / static_cast<double>(l.tp);
     }
     if (l.pp > 1) {  // send and receive buffers of the stage boundary activations
         const double boundary = kElem * static_cast<double>(l.micro_batch) * static_cast<double>(l.seq_len) /

@@ -201,6 +201,8 @@ Export torchtitan(const ModelSpec& m, const Layout& l) {
     t += fmt::format("global_batch_size = {}\n", global_batch(l));
     t += fmt::format("seq_len = {}\n", l.seq_len);
     t += "mixed_precision_param = \"bfloat16\"\n";
+    // Fused kernels as planned: torch.compile fuses the activation and the loss that eager ops keep apart.
+    if (l.kernels == Kernels::fused) t += "compile = true\n";
     t += "\n[parallelism]\n";
     t += fmt::format("data_parallel_replicate_degree = {}\n", l.zero == 0 ? l.dp : 1);
     t += fmt::format("data_parallel_shard_degree = {}\n", l.zero == 0 ? 1 : l.dp);

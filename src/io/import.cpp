@@ -369,6 +369,8 @@ Draft torchtitan_layout(const Values& v) {
     Draft d;
     Layout& l = d.l;
     l.framework = "torchtitan";
+    // Eager PyTorch ops unless torch.compile fuses them (training.compile, or [compile] enable).
+    l.kernels = v.flag("training.compile") || v.flag("compile.enable") ? Kernels::fused : Kernels::eager;
     const std::string P = "parallelism.";
     const int64_t replicate = v.integer(P + "data_parallel_replicate_degree", 1);
     const int64_t shard = v.integer(P + "data_parallel_shard_degree", -1, -1);

@@ -88,6 +88,7 @@ constexpr LaunchKey kMegatron[] = {
 constexpr LaunchKey kTorchtitan[] = {
     {"activation_checkpoint.mode", K::text, "selective|full|none"},
     {"activation_checkpoint.selective_ac_option", K::text, ""},
+    {"compile.enable", K::flag, ""},  // newer torchtitan's [compile] table
     {"float8.recipe_name", K::text, "tensorwise|rowwise|rowwise_with_gw_hp"},
     {"model.converters", K::list, ""},
     {"model.flavor", K::text, ""},
@@ -108,6 +109,7 @@ constexpr LaunchKey kTorchtitan[] = {
     {"parallelism.pipeline_parallel_schedule", K::text,
      "1F1B|GPipe|Interleaved1F1B|LoopedBFS|InterleavedZeroBubble|ZBVZeroBubble|DualPipeV"},
     {"parallelism.tensor_parallel_degree", K::integer, ""},
+    {"training.compile", K::flag, ""},
     {"training.global_batch_size", K::integer, ""},
     {"training.local_batch_size", K::integer, ""},
     {"training.mixed_precision_param", K::text, "bfloat16|float32"},

@@ -114,6 +114,7 @@ Case apply_overrides(Case c, const Overrides& o, Naming n) {
         l.recompute_modules = 0;  // a case's modules do not outlive its selective recomputation
     }
     if (!o.attention_kernel.empty()) l.attention_kernel = named<AttentionKernel>(o.attention_kernel, "attention_kernel", n);
+    if (!o.kernels.empty()) l.kernels = named<Kernels>(o.kernels, "kernels", n);
     if (!o.dropout.empty()) l.dropout = on_off(o.dropout, "dropout", n);
     return c;
 }

@@ -1,5 +1,7 @@
 #include "shardplan/layout.h"
 
+#include <cctype>
+
 #include <fmt/format.h>
 
 #include "shardplan/hardware.h"
@@ -41,6 +43,13 @@ bool recomputes(const Layout& l, RecomputeModule module) {
     if (l.recompute != Recompute::selective) return false;
     const uint32_t set = l.recompute_modules ? l.recompute_modules : module_bit(RecomputeModule::core_attn);
     return (set & module_bit(module)) != 0;
+}
+
+Kernels default_kernels(const std::string& framework) {
+    std::string f = framework;
+    for (char& ch : f) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    return f.find("torchtitan") != std::string::npos || f.find("nanotron") != std::string::npos ? Kernels::eager
+                                                                                                : Kernels::fused;
 }
 
 uint32_t op_level_selective_modules() {
