@@ -71,7 +71,7 @@ gpu='"hbm_gb":80,"hbm_tbps":3,"bf16_tflops":900,"scale_out_gbps":50'
 printf '{"model":"llama3-8b","cluster":{"gpu":{"generation":"hopper",%s,"scale_up_gbps":1e-300},"gpus":8},"layout":{"tp":8}}' "$gpu" >"$tmp/slow.json"
 expect 2 'cluster.gpu.scale_up_gbps: expected a number in [0.01, 1000000], got 1e-300' plan --case "$tmp/slow.json"
 printf '{"model":"llama3-8b","cluster":{"gpu":{"generation":"quantum",%s,"scale_up_gbps":450},"gpus":8},"layout":{"tp":8}}' "$gpu" >"$tmp/q.json"
-expect 2 'cluster.gpu.generation: expected one of volta, ampere, hopper' plan --case "$tmp/q.json"
+expect 2 'cluster.gpu.generation: expected one of volta, ampere, ada, hopper' plan --case "$tmp/q.json"
 printf '{"model":"llama3-8b","cluster":"dgx-h100","layout":{"tp":8,"tp":2}}' >"$tmp/dup.json"
 expect 2 'with each key once per object, "tp" is repeated' plan --case "$tmp/dup.json"
 

@@ -361,6 +361,9 @@ TEST(Precision, RulesPerGpuGeneration) {
     EXPECT_EQ(problem("dgx-b200", Precision::mxfp8), "");
     EXPECT_EQ(problem("dgx-b200", Precision::nvfp4), "");
     EXPECT_EQ(problem("dgx-a100", Precision::bf16), "");
+    EXPECT_EQ(problem("l40s", Precision::fp8), "");  // Ada has FP8 tensor cores
+    EXPECT_EQ(problem("l40s", Precision::mxfp8), "precision_unsupported");
+    EXPECT_EQ(problem("v100-32g", Precision::bf16), "precision_unsupported");
 }
 
 TEST(Precision, Fp8KeepsQuantizedGemmInputsAndWeightCopies) {

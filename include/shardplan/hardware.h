@@ -62,7 +62,7 @@ struct GpuSpec {
     /// Dense peak for GEMMs in this precision. Falls back to the 16-bit peak where the GPU has no
     /// tensor cores for that precision (A100 runs fp8 recipes at bf16 speed).
     double peak_flops(Precision p) const;
-    /// Why this GPU cannot train in `p` (nullopt when it can): bf16 from Ampere on; FP8 on Hopper,
+    /// Why this GPU cannot train in `p` (nullopt when it can): bf16 from Ampere on; FP8 on Ada, Hopper,
     /// Blackwell and CDNA3/4 (Transformer Engine, ROCm TE); MXFP8 on Blackwell and CDNA4 (OCP MX
     /// formats); NVFP4 on Blackwell only. docs/hardware.md, "Precision rules".
     std::optional<std::string> precision_problem(Precision p) const;

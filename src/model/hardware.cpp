@@ -33,8 +33,8 @@ std::optional<std::string> GpuSpec::precision_problem(Precision p) const {
             return std::nullopt;
         case Precision::fp16: return std::nullopt;
         case Precision::fp8:
-            if (peak_8_flops <= 0 || !(g == "hopper" || blackwell || g == "cdna3" || cdna4))
-                return no("FP8 tensor cores: Hopper, Blackwell, MI300 or MI355");
+            if (peak_8_flops <= 0 || !(g == "ada" || g == "hopper" || blackwell || g == "cdna3" || cdna4))
+                return no("FP8 tensor cores: Ada, Hopper, Blackwell, MI300 or MI355");
             return std::nullopt;
         case Precision::mxfp8:
             if (peak_8_flops <= 0 || !(blackwell || cdna4)) return no("block-scaled MX tensor cores: Blackwell or MI355");
@@ -83,7 +83,7 @@ void validate_cluster(const ClusterSpec& c, const std::string& path) {
 namespace shardplan {
 
 namespace {
-constexpr const char* kGenerations[] = {"volta", "ampere", "hopper", "blackwell", "cdna3", "cdna4", "tpu"};
+constexpr const char* kGenerations[] = {"volta", "ampere", "ada", "hopper", "blackwell", "cdna3", "cdna4", "tpu"};
 }  // namespace
 
 bool is_known_generation(const std::string& g) {
@@ -104,6 +104,8 @@ Efficiency default_efficiency(const std::string& generation) {
     // (hipBLASLt reaches 44 % of MI300X's fp8 peak where cuBLASLt reaches 66 % on H200, reference B.6)
     // and RCCL at 75 % of xGMI's link rate (AMD's RCCL blog).
     if (generation == "volta" || generation == "tpu") return default_efficiency("ampere");
+    // Ada (L40S) has Hopper's FP8 tensor cores and Transformer Engine support but no published run here.
+    if (generation == "ada") return default_efficiency("hopper");
     if (generation == "cdna3" || generation == "cdna4") {
         Efficiency e = default_efficiency("hopper");
         e.gemm_16 *= 0.7;

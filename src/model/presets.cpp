@@ -94,6 +94,9 @@ constexpr GpuRow kGpus[] = {
      "V100 datasheet (125 TF fp16 tensor, 900 GB/s, 6 NVLink2 × 25 GB/s); not in the reference sheet"},
     {"a100-40g", "NVIDIA A100 SXM4 40GB", "ampere", 42.95, 42.95, 1.555, 312, 0, 0, 300, 25, false, 8, 8, "[S13, S47]"},
     {"a100-80g", "NVIDIA A100 SXM4 80GB", "ampere", 85.9, 85.9, 2.039, 312, 0, 0, 300, 25, false, 8, 8, "[S13, S47]"},
+    {"l40s", "NVIDIA L40S 48GB (PCIe)", "ada", 51.54, 48.3, 0.864, 362, 733, 0, 32, 25, false, 8, 8,
+     "NVIDIA L40S datasheet: 48 GB GDDR6 with ECC (46,068 MiB usable with ECC on), 864 GB/s, 362 TF bf16 and "
+     "733 TF fp8 dense; no NVLink: PCIe Gen4 x16 32 GB/s each way; one 200 Gb/s NIC per GPU assumed. Provisional"},
     {"h100-sxm", "NVIDIA H100 SXM5 80GB", "hopper", 85.9, 85.52, 3.35, 989, 1979, 0, 450, 50, true, 8, 8, "[S10, S14]"},
     {"h100-sxm-96g", "NVIDIA H100 96GB HBM2e (Grand Teton, 500 W)", "hopper", 96, 96, 2.4, 800, 1600, 0, 450, 50,
      true, 8, 8,
