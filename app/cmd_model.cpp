@@ -8,15 +8,9 @@
 #include "scenario.h"
 #include "shardplan/compute.h"
 #include "shardplan/error.h"
+#include "shardplan/resolve.h"
 
 namespace shardplan::app {
-
-namespace {
-json layer_json(const LayerParams& p) {
-    return {{"attention", p.attn}, {"mlp", p.mlp}, {"router", p.router}, {"experts", p.experts},
-            {"norms_and_biases", p.replicated}, {"total", p.total()}};
-}
-}  // namespace
 
 Run setup_model(CLI::App& cmd) {
     struct Opts {
@@ -36,13 +30,7 @@ Run setup_model(CLI::App& cmd) {
         const LayerParams moe = layer_params(m, true);
         const int64_t embedding = embedding_params(m), head = head_params(m);
         if (o->json) {
-            json j = {{"name", m.name}, {"params_total", model_params_total(m)}, {"params_active", model_params_active(m)},
-                      {"layers", {{"dense", m.layers - n_moe}, {"moe", n_moe}}},
-                      {"per_layer", {{"dense", layer_json(dense)}, {"moe", n_moe > 0 ? layer_json(moe) : json(nullptr)}}},
-                      {"embedding", embedding}, {"head", head},
-                      {"model_flops_per_token", model_flops_per_token(m, o->seq_len)}, {"seq_len", o->seq_len},
-                      {"model", to_json(m)}};
-            std::cout << j.dump(2) << "\n";
+            std::cout << model_report_json(m, o->seq_len).dump(2) << "\n";
             return 0;
         }
         std::cout << fmt::format("{}\n  parameters   {:>20L}  ({:.2f} B)\n  active       {:>20L}  ({:.2f} B per token)\n",

@@ -43,17 +43,6 @@ void add_scenario_flags(CLI::App& cmd, ScenarioFlags& f, bool with_degrees, bool
     cmd.add_option("--precision", f.precision, "bf16 | fp16 | fp8 | mxfp8 | nvfp4");
 }
 
-ModelSpec model_from_arg(const std::string& arg, const std::string& field) {
-    if (has_model_preset(arg)) return preset_model(arg, field);
-    if (arg.ends_with(".json")) return model_from_file(arg, field);  // shardplan model or Hugging Face config
-    return preset_model(arg, field);                                  // throws the list of presets
-}
-
-ClusterSpec cluster_from_arg(const std::string& arg, const std::string& field) {
-    if (arg.size() > 5 && arg.ends_with(".json")) return cluster_from_json(read_json_file(arg, field), "cluster");
-    return preset_cluster(arg, field);
-}
-
 Case resolve_base(const ScenarioFlags& f) {
     ScenarioFlags base;
     base.case_file = f.case_file;

@@ -39,10 +39,6 @@ Case resolve_scenario(const ScenarioFlags& f);
 /// search starts from. Degree flags are left for the caller to read as pins.
 Case resolve_base(const ScenarioFlags& f);
 
-/// Reads a model given as a preset name or a JSON file path.
-ModelSpec model_from_arg(const std::string& arg, const std::string& field);
-/// Reads a cluster given as a preset name or a JSON file path (a cluster object or calibrated profile).
-ClusterSpec cluster_from_arg(const std::string& arg, const std::string& field);
 
 /// Every degree and setting flag given pins that dimension of a search; the case's own degrees do not.
 SearchSpace search_space_from_flags(const ScenarioFlags& f);

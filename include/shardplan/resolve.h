@@ -30,6 +30,16 @@ struct Overrides {
 enum class Naming { flags, pins };
 std::string override_name(const std::string& key, Naming n);
 
+/// A model named as the command line and the Python module take it: a preset name, or a JSON file (a
+/// shardplan model or a Hugging Face config.json). A cluster likewise: a preset name, or a cluster JSON
+/// file (a cluster object or a calibrated profile). Throw ConfigError on `field`.
+ModelSpec model_from_arg(const std::string& arg, const std::string& field);
+ClusterSpec cluster_from_arg(const std::string& arg, const std::string& field);
+
+/// A model's parameter counts as `shardplan model --json` prints them (per layer, embedding, head, FLOPs
+/// per token at `seq_len`, and the model itself).
+json model_report_json(const ModelSpec& m, int64_t seq_len);
+
 /// The case with the overrides applied. dp: as given, else derived again (derive_dp) when a degree or
 /// the GPU count changes, or when the case left it unstated (0). A schedule follows vpp (vpp > 1 →
 /// interleaved; vpp 1 leaves interleaved for 1F1B) unless given; sequence parallelism follows a given

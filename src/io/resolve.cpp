@@ -5,7 +5,9 @@
 
 #include <fmt/format.h>
 
+#include "shardplan/compute.h"
 #include "shardplan/error.h"
+#include "shardplan/presets.h"
 
 namespace shardplan {
 
@@ -59,6 +61,35 @@ std::string override_name(const std::string& key, Naming n) {
     std::string flag = "--" + key;
     std::replace(flag.begin(), flag.end(), '_', '-');
     return flag;
+}
+
+ModelSpec model_from_arg(const std::string& arg, const std::string& field) {
+    if (has_model_preset(arg)) return preset_model(arg, field);
+    if (arg.ends_with(".json")) return model_from_file(arg, field);  // shardplan model or Hugging Face config
+    return preset_model(arg, field);                                  // throws the list of presets
+}
+
+ClusterSpec cluster_from_arg(const std::string& arg, const std::string& field) {
+    if (arg.size() > 5 && arg.ends_with(".json")) return cluster_from_json(read_json_file(arg, field), "cluster");
+    return preset_cluster(arg, field);
+}
+
+namespace {
+json layer_json(const LayerParams& p) {
+    return {{"attention", p.attn}, {"mlp", p.mlp}, {"router", p.router}, {"experts", p.experts},
+            {"norms_and_biases", p.replicated}, {"total", p.total()}};
+}
+}  // namespace
+
+json model_report_json(const ModelSpec& m, int64_t seq_len) {
+    if (seq_len <= 0 || seq_len > 1'000'000'000) throw ConfigError("seq_len", "a positive integer up to 10^9");
+    const int64_t n_moe = moe_layers_in(m, 0, m.layers);
+    return {{"name", m.name}, {"params_total", model_params_total(m)}, {"params_active", model_params_active(m)},
+            {"layers", {{"dense", m.layers - n_moe}, {"moe", n_moe}}},
+            {"per_layer", {{"dense", layer_json(layer_params(m, false))},
+                           {"moe", n_moe > 0 ? layer_json(layer_params(m, true)) : json(nullptr)}}},
+            {"embedding", embedding_params(m)}, {"head", head_params(m)},
+            {"model_flops_per_token", model_flops_per_token(m, seq_len)}, {"seq_len", seq_len}, {"model", to_json(m)}};
 }
 
 Case apply_overrides(Case c, const Overrides& o, Naming n) {
