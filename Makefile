@@ -5,7 +5,7 @@ BUILD ?= build
 JOBS  ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build run test bench sanitize fuzz load clean
+.PHONY: all deps build run test bench sanitize fuzz load clean site
 all: build
 
 deps:
@@ -21,8 +21,15 @@ build: deps $(BUILD)/CMakeCache.txt
 run: build
 	$(BUILD)/shardplan plan
 
-test: build
-	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+test: build site
+	cd $(BUILD) && SHARDPLAN_SITE_DIR=$(CURDIR)/build-site/site ctest --output-on-failure -j $(JOBS)
+
+# The planner page as a static site: the library compiled to WebAssembly with Debian's emscripten, in
+# build-site/site (serve it with any static file server). NODE_PATH: emscripten's JS optimizer needs
+# Debian's node-acorn, which a Node.js from another source does not look for.
+site: deps
+	NODE_PATH=/usr/share/nodejs emcmake cmake -S . -B build-site -DCMAKE_BUILD_TYPE=Release -DSHARDPLAN_SITE=ON
+	NODE_PATH=/usr/share/nodejs cmake --build build-site -j $(JOBS)
 
 # The whole test suite under AddressSanitizer + UndefinedBehaviorSanitizer (CI runs it).
 sanitize: deps

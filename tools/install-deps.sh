@@ -4,7 +4,7 @@
 set -euo pipefail
 pkgs=(cmake g++ make pkg-config nlohmann-json3-dev libcli11-dev libfmt-dev libgtest-dev libbenchmark-dev
       libtomlplusplus-dev libcpp-httplib-dev libssl-dev zlib1g-dev libbrotli-dev chromium
-      clang libclang-rt-14-dev wrk pybind11-dev python3-dev python3-pytest)
+      clang libclang-rt-14-dev wrk pybind11-dev python3-dev python3-pytest emscripten)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
