@@ -4,13 +4,14 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:http';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { extname, join, normalize } from 'node:path';
 import { chromium } from 'playwright-core';
 
 const BIN = process.env.SHARDPLAN_BIN;
 const SITE = process.env.SHARDPLAN_SITE_DIR;
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+const SHOTS = process.env.SHOTS_DIR;
 const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css', '.wasm': 'application/wasm' };
 let files, server, api, siteBase, apiBase, browser, page;
 
@@ -54,6 +55,10 @@ test('the static page plans in the browser, and its plan is the server\'s', asyn
   await page.waitForFunction(() => document.body.dataset.ready === '1', null, { timeout: 30000 });
   await page.waitForFunction(() => Number(document.querySelector('#memory-bar')?.getAttribute('data-total')) > 0);
   assert.equal(await page.locator('#error').isVisible(), false);
+  if (SHOTS) {
+    mkdirSync(SHOTS, { recursive: true });
+    await page.screenshot({ path: join(SHOTS, 'static-site.png'), fullPage: false });
+  }
   // The same request through the page's fetch (answered by WebAssembly) and through the server.
   const inBrowser = await page.evaluate(async (c) => {
     const r = await fetch('/api/plan', { method: 'POST', body: JSON.stringify(c) });
