@@ -120,10 +120,27 @@ function schedule() {
   clearTimeout(timer);
   timer = setTimeout(update, 40);
 }
+// Whole numbers of at least 1, or the field is named and nothing is planned (0 or '' is never a default).
+function badNumber() {
+  for (const k of NUMBER_KEYS) {
+    const v = state[k];
+    if (!Number.isInteger(v) || v < 1) {
+      const label = $(k).getAttribute('aria-label') || k;
+      return `${label}: expected a whole number of at least 1, got ${$(k).value === '' ? 'nothing' : $(k).value}`;
+    }
+  }
+  return '';
+}
 async function update() {
   fromControls();
   writeHash();
   const mine = ++seq;
+  const bad = badNumber();
+  if (bad) {
+    $('dp').value = '—';
+    showError(bad);
+    return;
+  }
   try {
     const plan = await post('/api/plan', buildCase());
     if (mine !== seq) return;  // a newer request is on its way
@@ -331,9 +348,10 @@ async function findBest() {
     $('search-summary').textContent = `${r.evaluated.toLocaleString('en-US')} layouts evaluated in ${r.elapsed_s.toFixed(2)} s, ${r.feasible.toLocaleString('en-US')} fit; rejected: ${rejected}.`;
     $('search-results').replaceChildren(...r.best.map((p, i) => {
       const li = el('li');
-      const b = el('button', { type: 'button', class: 'load', 'data-rank': i + 1 }, 'Load');
+      const b = el('button', { type: 'button', class: 'load', 'data-rank': i + 1,
+                               'aria-label': `Load layout ${i + 1}: ${p.layout_string}` }, 'Load');
       b.addEventListener('click', () => loadLayout(p.inputs.layout));
-      li.append(b, `${p.layout_string} · mb ${p.inputs.layout.micro_batch} · ZeRO-${p.inputs.layout.zero} · ${p.inputs.layout.recompute} · ${p.inputs.layout.schedule} — ${Math.round(p.throughput.tokens_per_s_per_gpu).toLocaleString('en-US')} tokens/s/GPU, MFU ${(100 * p.throughput.mfu).toFixed(1)} %, ${fmtBytes(p.memory.total_bytes)}`);
+      li.append(b, `${p.layout_string} · mb ${p.inputs.layout.micro_batch} · ZeRO-${p.inputs.layout.zero} · ${p.inputs.layout.recompute} · ${p.inputs.layout.schedule} · order ${p.inputs.layout.order} — ${Math.round(p.throughput.tokens_per_s_per_gpu).toLocaleString('en-US')} tokens/s/GPU, MFU ${(100 * p.throughput.mfu).toFixed(1)} %, ${fmtBytes(p.memory.total_bytes)}`);
       return li;
     }));
     if (!r.best.length) $('search-summary').textContent += ' No layout fits.';
@@ -341,11 +359,39 @@ async function findBest() {
     $('search-summary').textContent = e.message;
   }
 }
+// A search answers for one model and cluster: its results go when either changes.
+function clearSearch() {
+  $('search-title').hidden = true;
+  $('search-summary').textContent = '';
+  $('search-results').replaceChildren();
+}
 function loadLayout(l) {
   Object.assign(state, { tp: l.tp, cp: l.cp, pp: l.pp, ep: l.ep, vpp: l.vpp, mb: l.micro_batch, zero: l.zero,
                          recompute: l.recompute, sp: l.sequence_parallel ? 1 : 0, schedule: l.schedule });
   toControls();
   update();
+}
+
+// ---- keyboard: ArrowUp/ArrowDown on a degree steps to the next value that divides the GPUs (TP also the
+// heads), instead of the browser's +1 (8 → 9, never a valid TP).
+function validDegrees(k) {
+  const others = { tp: ['cp', 'pp'], cp: ['tp', 'pp'], pp: ['tp', 'cp'] }[k];
+  const room = Math.floor(state.gpus / others.reduce((p, o) => p * (state[o] || 1), 1));
+  const heads = Number($('m-heads').value) || presetModel().heads;
+  const out = [];
+  for (let d = 1; d <= room; ++d) if (room % d === 0 && (k !== 'tp' || heads % d === 0)) out.push(d);
+  return out;
+}
+function stepDegree(e) {
+  if (e.key !== 'ArrowUp' && e.key !== 'ArrowDown') return;
+  const k = e.target.id;
+  fromControls();
+  const valid = validDegrees(k), v = state[k];
+  const next = e.key === 'ArrowUp' ? valid.find((d) => d > v) : [...valid].reverse().find((d) => d < v);
+  e.preventDefault();
+  if (next === undefined) return;
+  e.target.value = String(next);
+  schedule();
 }
 
 // ---- start
@@ -357,10 +403,11 @@ async function start() {
   toControls();
   $('controls').addEventListener('input', schedule);
   $('controls').addEventListener('change', schedule);
-  $('model').addEventListener('change', () => { for (const id of Object.keys(ADVANCED)) delete state[id]; state.model = $('model').value; fillAdvanced(); });
-  $('cluster').addEventListener('change', () => { delete state['c-domain']; delete state['c-hbm']; state.cluster = $('cluster').value; fillAdvanced(); });
+  $('model').addEventListener('change', () => { for (const id of Object.keys(ADVANCED)) delete state[id]; state.model = $('model').value; fillAdvanced(); clearSearch(); });
+  $('cluster').addEventListener('change', () => { delete state['c-domain']; delete state['c-hbm']; state.cluster = $('cluster').value; fillAdvanced(); clearSearch(); });
   $('reset-numbers').addEventListener('click', () => { for (const k of Object.keys(state)) if (k.startsWith('m-') || k.startsWith('c-')) delete state[k]; fillAdvanced(); schedule(); });
   $('find-best').addEventListener('click', findBest);
+  for (const k of ['tp', 'cp', 'pp']) $(k).addEventListener('keydown', stepDegree);
   $('copy-link').addEventListener('click', () => navigator.clipboard?.writeText(location.href).catch(() => {}));
   window.addEventListener('hashchange', () => { state = readHash(); toControls(); update(); });
   update();

@@ -86,6 +86,39 @@ test('an invalid combination is explained inline, not corrected', async () => {
   await page.waitForFunction(() => /layout\.tp: expected a divisor of heads/.test(document.querySelector('#error').textContent));
 });
 
+test('arrow keys step TP through valid degrees; a zero global batch is named, not planned', async () => {
+  const requests = [];
+  page.on('request', (r) => requests.push(new URL(r.url()).pathname));
+  await page.goto(base + '#model=llama3-70b&cluster=dgx-h100&gpus=64&tp=8&pp=1&cp=1&gbs=64&seq=4096');
+  await ready();
+  // 64 GPUs, 64 heads: TP steps 8 → 16 → 8, never 9.
+  await page.focus('#tp');
+  await page.keyboard.press('ArrowUp');
+  assert.equal(await page.inputValue('#tp'), '16');
+  await settle(() => location.hash.includes('tp=16'));
+  await page.keyboard.press('ArrowDown');
+  assert.equal(await page.inputValue('#tp'), '8');
+  await settle(() => location.hash.includes('tp=8'));
+  // With pp 4 only divisors of 64 / 4 = 16 remain: TP 8 → 16 → (no 32) 16.
+  await setNumber('pp', 4);
+  await settle(() => location.hash.includes('pp=4'));
+  await page.focus('#tp');
+  await page.keyboard.press('ArrowUp');
+  await page.keyboard.press('ArrowUp');
+  assert.equal(await page.inputValue('#tp'), '16');
+  // Global batch 0 is an error in words, and nothing is planned for it.
+  const plansBefore = requests.filter((p) => p === '/api/plan').length;
+  await setNumber('gbs', 0);
+  await settle(() => !document.querySelector('#error').hidden);
+  assert.equal(await page.textContent('#error'), 'Global batch in sequences: expected a whole number of at least 1, got 0');
+  await page.waitForTimeout(200);
+  assert.equal(requests.filter((p) => p === '/api/plan').length, plansBefore);
+  await setNumber('gbs', 64);
+  await settle(() => document.querySelector('#error').hidden);
+  // The page asks for no favicon the server does not have.
+  assert.equal(requests.includes('/favicon.ico'), false);
+});
+
 test('a shared URL restores the whole state', async () => {
   const url = base + '#model=mixtral-8x7b&cluster=dgx-h100&gpus=32&tp=2&pp=2&ep=8&mb=2&gbs=128&seq=4096&zero=2&recompute=selective&sp=1&precision=fp8&schedule=1f1b';
   const other = await browser.newPage({ viewport: { width: 1280, height: 800 } });
@@ -120,7 +153,16 @@ test('find best layout, then load a result', async () => {
   assert.equal(await page.inputValue('#cp'), m[2]);
   assert.equal(await page.inputValue('#pp'), m[3]);
   assert.match(page.url(), new RegExp(`tp=${m[1]}`));
+  // Each Load button says which layout it loads; every row shows its rank order.
+  const names = await page.$$eval('#search-results button.load', (bs) => bs.map((b) => b.getAttribute('aria-label')));
+  assert.equal(new Set(names).size, names.length);
+  assert.match(names[0], /^Load layout 1: TP\d+·CP\d+·PP\d+·DP\d+/);
+  assert.match(first, /order tp-/);
   await page.screenshot({ path: `${SHOTS}/search.png`, fullPage: true });
+  // Results answer for one model: a model change takes them away.
+  await page.selectOption('#model', 'llama3-8b');
+  await settle(() => document.querySelectorAll('#search-results li').length === 0);
+  assert.equal(await page.isVisible('#search-title'), false);
 });
 
 test('a pipelined plan shows its simulated timeline, one pass at a time per rank', async () => {
