@@ -45,10 +45,18 @@ function readHash() {
   for (const [k, v] of p.entries()) s[k] = NUMBER_KEYS.includes(k) || k === 'zero' || k === 'sp' || k.startsWith('m-') || k.startsWith('c-') ? Number(v) : v;
   return s;
 }
-function writeHash() {
+// Each settled plan is a history entry (Back returns to the previous one); typing within one field
+// updates its entry in place.
+let lastField = null, wroteHash = false;
+function writeHash(field) {
   const p = new URLSearchParams();
   for (const [k, v] of Object.entries(state)) if (v !== undefined && v !== '' && !Number.isNaN(v)) p.set(k, v);
-  history.replaceState(null, '', '#' + p.toString());
+  const hash = '#' + p.toString();
+  if (hash === location.hash) return;
+  if (!wroteHash || (field && field === lastField)) history.replaceState(null, '', hash);
+  else history.pushState(null, '', hash);
+  wroteHash = true;
+  lastField = field;
 }
 function toControls() {
   $('model').value = state.model;
@@ -116,9 +124,10 @@ async function post(path, body) {
   if (!r.ok) throw new Error(j.error || ('HTTP ' + r.status));
   return j;
 }
-function schedule() {
+function schedule(e) {
+  const field = e && e.target ? e.target.id : null;
   clearTimeout(timer);
-  timer = setTimeout(update, 40);
+  timer = setTimeout(() => update(field), 40);
 }
 // Whole numbers of at least 1, or the field is named and nothing is planned (0 or '' is never a default).
 function badNumber() {
@@ -131,9 +140,9 @@ function badNumber() {
   }
   return '';
 }
-async function update() {
+async function update(field) {
   fromControls();
-  writeHash();
+  writeHash(field);
   const mine = ++seq;
   const bad = badNumber();
   if (bad) {
@@ -165,9 +174,15 @@ function render(p) {
     : '';
   $('mfu').textContent = `MFU ${(100 * p.throughput.mfu).toFixed(1)} % · HFU ${(100 * p.throughput.hfu).toFixed(1)} % of ${(p.throughput.peak_flops / 1e12).toFixed(0)} TFLOP/s ${p.inputs.layout.precision}`;
   $('step').textContent = fmtTime(p.time.step_s);
-  $('fits').textContent = p.memory.fits ? `fits: ${fmtBytes(p.memory.total_bytes)} of ${fmtBytes(p.memory.capacity_bytes)}`
-                                        : `does not fit: short by ${fmtBytes(p.memory.short_bytes)}`;
+  // Capacities are 10^9 bytes; what vendors sell as "80 GB" is GiB, so both are shown.
+  const gib = (b) => `${(b / 2 ** 30).toFixed(1)} GiB`;
+  $('fits').textContent = p.memory.fits
+    ? `fits: ${fmtBytes(p.memory.total_bytes)} of ${fmtBytes(p.memory.capacity_bytes)} (${gib(p.memory.capacity_bytes)}) usable`
+    : `does not fit: needs ${fmtBytes(p.memory.total_bytes)} of ${fmtBytes(p.memory.capacity_bytes)} (${gib(p.memory.capacity_bytes)}), short by ${fmtBytes(p.memory.short_bytes)}`;
   $('fits').className = p.memory.fits ? '' : 'bad';
+  // A layout that does not fit does not run: its speed is what it would reach, shown as such.
+  $('throughput-card').classList.toggle('unfit', !p.memory.fits);
+  $('tps-note').hidden = p.memory.fits;
   renderMemory(p);
   renderTopology(p);
   renderComm(p);
@@ -407,9 +422,15 @@ async function start() {
   $('cluster').addEventListener('change', () => { delete state['c-domain']; delete state['c-hbm']; state.cluster = $('cluster').value; fillAdvanced(); clearSearch(); });
   $('reset-numbers').addEventListener('click', () => { for (const k of Object.keys(state)) if (k.startsWith('m-') || k.startsWith('c-')) delete state[k]; fillAdvanced(); schedule(); });
   $('find-best').addEventListener('click', findBest);
+  $('schedule').addEventListener('change', () => {
+    if ($('schedule').value === 'interleaved' && Number($('vpp').value) < 2) $('vpp').value = '2';
+    if ($('schedule').value !== 'interleaved' && Number($('vpp').value) > 1) $('vpp').value = '1';
+  });
   for (const k of ['tp', 'cp', 'pp']) $(k).addEventListener('keydown', stepDegree);
   $('copy-link').addEventListener('click', () => navigator.clipboard?.writeText(location.href).catch(() => {}));
-  window.addEventListener('hashchange', () => { state = readHash(); toControls(); update(); });
+  const restore = () => { state = readHash(); toControls(); lastField = null; update(); };
+  window.addEventListener('hashchange', restore);
+  window.addEventListener('popstate', restore);
   update();
 }
 start();

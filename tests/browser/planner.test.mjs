@@ -119,6 +119,35 @@ test('arrow keys step TP through valid degrees; a zero global batch is named, no
   assert.equal(requests.includes('/favicon.ico'), false);
 });
 
+test('Back returns to the previous plan; a layout that does not fit shows its speed struck through', async () => {
+  await page.goto(base + '#model=llama3-70b&cluster=dgx-h100&gpus=64&tp=8&pp=1&gbs=64&seq=4096');
+  await ready();
+  await page.selectOption('#recompute', 'full');
+  await settle(() => location.hash.includes('recompute=full'));
+  await setNumber('tp', 4);
+  await settle(() => location.hash.includes('tp=4'));
+  await page.goBack();
+  await settle(() => document.querySelector('#tp').value === '8');
+  assert.equal(await page.inputValue('#recompute'), 'full');
+  await page.goBack();
+  await settle(() => document.querySelector('#recompute').value === 'none');
+  // TP 1 on one GPU's share of a 70B model does not fit: the speed is labelled and struck through.
+  await setNumber('tp', 1);
+  await settle(() => document.querySelector('#throughput-card').classList.contains('unfit'));
+  assert.equal(await page.isVisible('#tps-note'), true);
+  assert.match(await page.textContent('#fits'), /^does not fit: needs [\d.]+ GB of 85\.52 GB \(79\.6 GiB\), short by/);
+  await setNumber('tp', 8);
+  await settle(() => !document.querySelector('#throughput-card').classList.contains('unfit'));
+  assert.match(await page.textContent('#fits'), /of 85\.52 GB \(79\.6 GiB\) usable$/);
+  // Interleaved needs two chunks per rank: choosing it with VPP 1 sets VPP 2 instead of failing.
+  await setNumber('pp', 2);
+  await settle(() => location.hash.includes('pp=2'));
+  await page.selectOption('#schedule', 'interleaved');
+  await settle(() => location.hash.includes('schedule=interleaved'));
+  assert.equal(await page.inputValue('#vpp'), '2');
+  assert.equal(await page.isVisible('#error'), false);
+});
+
 test('a shared URL restores the whole state', async () => {
   const url = base + '#model=mixtral-8x7b&cluster=dgx-h100&gpus=32&tp=2&pp=2&ep=8&mb=2&gbs=128&seq=4096&zero=2&recompute=selective&sp=1&precision=fp8&schedule=1f1b';
   const other = await browser.newPage({ viewport: { width: 1280, height: 800 } });
