@@ -4,7 +4,8 @@
 
 const $ = (id) => document.getElementById(id);
 const DEFAULTS = { model: 'llama3-70b', cluster: 'dgx-h100', gpus: 64, seq: 8192, gbs: 64, tp: 8, cp: 1, pp: 1,
-                   ep: 1, vpp: 1, mb: 1, zero: 1, recompute: 'none', sp: 1, precision: 'bf16', schedule: '1f1b' };
+                   ep: 1, etp: 0, vpp: 1, mb: 1, zero: 1, recompute: 'none', sp: 1, precision: 'bf16', schedule: '1f1b',
+                   grad: 'bf16', order: 'tp-cp-ep-dp-pp' };
 const NUMBER_KEYS = ['gpus', 'seq', 'gbs', 'tp', 'cp', 'pp', 'ep', 'vpp', 'mb'];
 const ADVANCED = { 'm-layers': 'layers', 'm-hidden': 'hidden', 'm-ffn': 'ffn_hidden', 'm-heads': 'heads',
                    'm-kv': 'kv_heads', 'm-vocab': 'vocab' };
@@ -42,7 +43,7 @@ const el = (tag, attrs = {}, text) => {
 function readHash() {
   const p = new URLSearchParams(location.hash.slice(1));
   const s = { ...DEFAULTS };
-  for (const [k, v] of p.entries()) s[k] = NUMBER_KEYS.includes(k) || k === 'zero' || k === 'sp' || k.startsWith('m-') || k.startsWith('c-') ? Number(v) : v;
+  for (const [k, v] of p.entries()) s[k] = NUMBER_KEYS.includes(k) || k === 'zero' || k === 'sp' || k === 'etp' || k.startsWith('m-') || k.startsWith('c-') ? Number(v) : v;
   return s;
 }
 // Each settled plan is a history entry (Back returns to the previous one); typing within one field
@@ -67,6 +68,11 @@ function toControls() {
   $('sp').checked = !!state.sp;
   $('precision').value = state.precision;
   $('schedule').value = state.schedule;
+  $('etp').value = state.etp > 0 ? String(state.etp) : '';
+  $('grad').value = state.grad;
+  // A rank order outside the two offered (a search result's, a shared link's) joins the list.
+  if (![...$('order').options].some((o) => o.value === state.order)) $('order').append(new Option(state.order, state.order));
+  $('order').value = state.order;
   fillAdvanced();
 }
 function fromControls() {
@@ -78,6 +84,9 @@ function fromControls() {
   state.sp = $('sp').checked ? 1 : 0;
   state.precision = $('precision').value;
   state.schedule = $('schedule').value;
+  state.etp = $('etp').value === '' ? 0 : Number($('etp').value);
+  state.grad = $('grad').value;
+  state.order = $('order').value;
   for (const id of Object.keys(ADVANCED)) {
     const v = $(id).value, base = presetModel()[ADVANCED[id]];
     if (v !== '' && Number(v) !== base) state[id] = Number(v); else delete state[id];
@@ -110,7 +119,8 @@ function buildCase() {
     layout: { tp: state.tp, cp: state.cp, pp: state.pp, ep: state.ep, vpp: state.vpp,
               micro_batch: state.mb, global_batch: state.gbs, seq_len: state.seq, zero: state.zero,
               recompute: state.recompute, sequence_parallel: !!state.sp, precision: state.precision,
-              schedule: state.schedule },
+              schedule: state.schedule, grad_dtype: state.grad, order: state.order,
+              ...(state.etp > 0 ? { etp: state.etp } : {}) },
   };
 }
 function showError(msg) {
@@ -138,6 +148,7 @@ function badNumber() {
       return `${label}: expected a whole number of at least 1, got ${$(k).value === '' ? 'nothing' : $(k).value}`;
     }
   }
+  if (!Number.isInteger(state.etp) || state.etp < 0) return `Expert tensor parallel degree: expected empty (= TP) or a whole number of at least 1, got ${$('etp').value}`;
   return '';
 }
 async function update(field) {
@@ -356,7 +367,7 @@ async function findBest() {
   $('search-summary').textContent = 'Searching…';
   $('search-results').replaceChildren();
   const c = buildCase();
-  c.layout = { global_batch: state.gbs, seq_len: state.seq, precision: state.precision };
+  c.layout = { global_batch: state.gbs, seq_len: state.seq, precision: state.precision, grad_dtype: state.grad };
   try {
     const r = await post('/api/search', { ...c, top: 5 });
     const rejected = Object.entries(r.rejected).sort((a, b) => b[1] - a[1]).slice(0, 3).map(([k, v]) => `${v.toLocaleString('en-US')} ${k.replaceAll('_', ' ')}`).join(', ');
@@ -381,8 +392,9 @@ function clearSearch() {
   $('search-results').replaceChildren();
 }
 function loadLayout(l) {
-  Object.assign(state, { tp: l.tp, cp: l.cp, pp: l.pp, ep: l.ep, vpp: l.vpp, mb: l.micro_batch, zero: l.zero,
-                         recompute: l.recompute, sp: l.sequence_parallel ? 1 : 0, schedule: l.schedule });
+  Object.assign(state, { tp: l.tp, cp: l.cp, pp: l.pp, ep: l.ep, etp: l.etp === l.tp ? 0 : l.etp, vpp: l.vpp,
+                         mb: l.micro_batch, zero: l.zero, recompute: l.recompute, sp: l.sequence_parallel ? 1 : 0,
+                         schedule: l.schedule, grad: l.grad_dtype, order: l.order });
   toControls();
   update();
 }

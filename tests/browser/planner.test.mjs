@@ -106,7 +106,9 @@ test('arrow keys step TP through valid degrees; a zero global batch is named, no
   await page.keyboard.press('ArrowUp');
   await page.keyboard.press('ArrowUp');
   assert.equal(await page.inputValue('#tp'), '16');
-  // Global batch 0 is an error in words, and nothing is planned for it.
+  // Global batch 0 is an error in words, and nothing is planned for it (counted once the arrow keys'
+  // plans have all been sent: the debounce is 40 ms).
+  await page.waitForTimeout(400);
   const plansBefore = requests.filter((p) => p === '/api/plan').length;
   await setNumber('gbs', 0);
   await settle(() => !document.querySelector('#error').hidden);
@@ -148,6 +150,27 @@ test('Back returns to the previous plan; a layout that does not fit shows its sp
   assert.equal(await page.isVisible('#error'), false);
 });
 
+test('expert tensor parallelism, gradient dtype and rank order are controls', async () => {
+  // Mixtral on 64 GPUs, TP2 with experts over EP8 and expert-TP 1: the layout carries ETP1.
+  await page.goto(base + '#model=mixtral-8x7b&cluster=dgx-h100&gpus=64&tp=2&ep=8&etp=1&gbs=64&seq=4096&grad=fp32&order=tp-cp-ep-pp-dp');
+  await ready();
+  await settle(() => document.querySelector('#error').hidden && document.querySelector('#dp').value === '32');
+  assert.equal(await page.inputValue('#etp'), '1');
+  assert.equal(await page.inputValue('#grad'), 'fp32');
+  assert.equal(await page.inputValue('#order'), 'tp-cp-ep-pp-dp');
+  const plan = await page.evaluate(async () => {
+    const r = await fetch('/api/plan', { method: 'POST', body: JSON.stringify({ model: 'mixtral-8x7b',
+      cluster: { preset: 'dgx-h100', gpus: 64 }, layout: { tp: 2, ep: 8, etp: 1, global_batch: 64, seq_len: 4096,
+      grad_dtype: 'fp32', order: 'tp-cp-ep-pp-dp' } }) });
+    return r.json();
+  });
+  assert.match(plan.layout_string, /ETP1/);
+  // Emptying ETP means "same as TP" again.
+  await page.fill('#etp', '');
+  await page.dispatchEvent('#etp', 'input');
+  await settle(() => !location.hash.includes('etp=1'));
+});
+
 test('a shared URL restores the whole state', async () => {
   const url = base + '#model=mixtral-8x7b&cluster=dgx-h100&gpus=32&tp=2&pp=2&ep=8&mb=2&gbs=128&seq=4096&zero=2&recompute=selective&sp=1&precision=fp8&schedule=1f1b';
   const other = await browser.newPage({ viewport: { width: 1280, height: 800 } });
@@ -187,6 +210,8 @@ test('find best layout, then load a result', async () => {
   assert.equal(new Set(names).size, names.length);
   assert.match(names[0], /^Load layout 1: TP\d+·CP\d+·PP\d+·DP\d+/);
   assert.match(first, /order tp-/);
+  // Load keeps the rank order (and ETP and gradient dtype) of the result.
+  assert.equal(await page.inputValue('#order'), first.match(/order (tp-[a-z-]+)/)[1]);
   await page.screenshot({ path: `${SHOTS}/search.png`, fullPage: true });
   // Results answer for one model: a model change takes them away.
   await page.selectOption('#model', 'llama3-8b');
