@@ -45,8 +45,8 @@ FUZZ_SECONDS ?= 60
 fuzz: deps
 	cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
 	  -DSHARDPLAN_FUZZ=ON
-	cmake --build build-fuzz -j $(JOBS) --target fuzz_case fuzz_hf fuzz_api fuzz_http fuzz_cli
-	@for t in case hf api http cli; do \
+	cmake --build build-fuzz -j $(JOBS) --target fuzz_case fuzz_hf fuzz_api fuzz_import fuzz_http fuzz_cli
+	@for t in case hf api import http cli; do \
 	  mkdir -p build-fuzz/corpus-$$t; \
 	  echo "fuzz_$$t: $(FUZZ_SECONDS) s"; \
 	  build-fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=60 -rss_limit_mb=2048 -max_len=1048576 \
