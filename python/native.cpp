@@ -4,6 +4,8 @@
 // function (handle_api), so a notebook, the server and the page give the same answer for the same case.
 #include <pybind11/pybind11.h>
 
+#include <filesystem>
+#include <functional>
 #include <string>
 #include <utility>
 

@@ -283,6 +283,19 @@ TEST(Import, BadInputNamesTheArgumentOrKey) {
                "F activation_checkpoint.selective_ac_option");
     fails_with(Framework::torchtitan, "[parallelism]\ndata_parallel_replicate_degree = 2\ndata_parallel_shard_degree = 4\n",
                "F parallelism.data_parallel_shard_degree");
+    // torchtitan's shard degree defaults to the rest: with replicas that is DDP when nothing is left, else HSDP.
+    fails_with(Framework::torchtitan,
+               "[activation_checkpoint]\nmode = \"none\"\n[parallelism]\ndata_parallel_replicate_degree = 2\n",
+               "F parallelism.data_parallel_shard_degree");  // 8 GPUs: 2 replicas of 4 shards
+    {
+        ImportContext ddp = ctx;
+        const Imported im = import_launch(Framework::torchtitan,
+                                          "[training]\nlocal_batch_size = 1\n[activation_checkpoint]\nmode = \"none\"\n"
+                                          "[parallelism]\ndata_parallel_replicate_degree = 8\n",
+                                          ddp, "F");
+        EXPECT_EQ(im.c.layout.zero, 0);
+        EXPECT_EQ(im.c.layout.dp, 8);
+    }
     fails_with(Framework::deepspeed, R"({"train_batch_size": 8, "bf16": {"enabled": true}})", "--seq-len");
     ctx.seq_len = 4096;
     fails_with(Framework::deepspeed, R"({"train_batch_size": 8, "zero_optimization": {"stage": 4}, "bf16": {"enabled": true}})",

@@ -306,6 +306,7 @@ std::optional<std::string> torchtitan_preset(const std::string& name, const std:
 
 struct Draft {
     Layout l;
+    int64_t replicate = 1, shard = 1;  // torchtitan's data-parallel degrees as written (shard -1: the rest)
     std::optional<int64_t> gpus;  // what the configuration itself implies
     std::vector<std::string> notes;
     std::optional<ModelSpec> model;
@@ -378,13 +379,15 @@ Draft torchtitan_layout(const Values& v) {
     if (replicate > 1 && shard > 1)
         v.bad(P + "data_parallel_shard_degree",
               "1 with data_parallel_replicate_degree > 1: HSDP (replicated shards) is not modelled");
+    d.replicate = replicate;
+    d.shard = shard;
     l.tp = v.integer(P + "tensor_parallel_degree", 1);
     l.cp = v.integer(P + "context_parallel_degree", 1);
     l.pp = v.integer(P + "pipeline_parallel_degree", 1);
     l.ep = v.integer(P + "expert_parallel_degree", 1);
     l.etp = v.integer(P + "expert_tensor_parallel_degree", 0, 0);
-    l.zero = shard > 1 || shard == -1 ? 3 : 0;
-    l.dp = shard > 1 ? shard : replicate > 1 ? replicate : shard == -1 ? 0 : 1;  // 0: the rest of the GPUs
+    l.zero = shard > 1 || (shard == -1 && replicate == 1) ? 3 : 0;
+    l.dp = shard > 1 ? shard : shard == -1 ? 0 : replicate;  // 0: the rest of the GPUs, once they are known
     l.seq_len = v.integer("training.seq_len", 2048);
     if (!v.has("training.seq_len")) d.notes.push_back("layout.seq_len: torchtitan's default training.seq_len 2048");
     const int64_t local = v.integer("training.local_batch_size", 8);
@@ -487,6 +490,16 @@ Imported import_launch(Framework f, const std::string& text, const ImportContext
     if (f == Framework::megatron || l.dp == 0) {
         l.dp = 0;
         derive_dp(l, c.cluster, field + " (data-parallel degree)");
+    }
+    if (f == Framework::torchtitan && d.shard == -1 && d.replicate > 1) {
+        // The shard degree is what the replicas leave: 1 is plain DDP; more would be HSDP.
+        const std::string key = "parallelism.data_parallel_shard_degree";
+        if (l.dp % d.replicate != 0)
+            v.bad(key, fmt::format("a data-parallel degree ({}) divisible by data_parallel_replicate_degree ({})", l.dp, d.replicate));
+        if (l.dp / d.replicate > 1)
+            v.bad(key, fmt::format("1 with data_parallel_replicate_degree > 1, it comes to {} (the rest): HSDP "
+                                   "(replicated shards) is not modelled", l.dp / d.replicate));
+        l.zero = 0;
     }
     if (l.global_batch < 0) l.global_batch = -l.global_batch * l.dp;  // torchtitan: local × dp
     if (l.global_batch == 0) l.global_batch = l.micro_batch * l.dp;
