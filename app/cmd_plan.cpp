@@ -32,7 +32,10 @@ Run setup_plan(CLI::App& cmd) {
             case OutputFormat::as_json: std::cout << plan_to_json(p).dump(2) << "\n"; break;
             case OutputFormat::as_csv: std::cout << to_csv(plan_table(p)); break;
             case OutputFormat::as_markdown: std::cout << to_markdown(plan_table(p)); break;
-            case OutputFormat::as_table: std::cout << format_plan(p, color); break;
+            case OutputFormat::as_table:
+                std::cout << format_plan(p, color);
+                if (!p.memory_fits) std::cout << format_fit_changes(p, fit_changes(c.model, c.cluster, c.layout));
+                break;
         }
         return 0;
     };

@@ -219,3 +219,33 @@ TEST(Api, SearchIgnoresTheCasesOwnDegrees) {
     ASSERT_EQ(r.status, 200) << r.body;
     EXPECT_EQ(json::parse(r.body)["best"].size(), 1u);
 }
+
+TEST(Api, FitListsTheSingleChangesThatMakeALayoutFit) {
+    // Llama 3 70B on 64 H100, TP8, ZeRO 0, micro-batch 2 at 8k tokens: 191 GB per GPU against 85.5. Sharding
+    // gradients and optimizer state over DP 8 (ZeRO 2) fits and is the fastest fix; so does ZeRO 3.
+    const ApiResponse r = handle_api("POST", "/api/fit",
+        R"({"model": "llama3-70b", "cluster": {"preset": "dgx-h100", "gpus": 64},
+            "layout": {"tp": 8, "global_batch": 64, "seq_len": 8192, "zero": 0, "micro_batch": 2}})");
+    ASSERT_EQ(r.status, 200) << r.body;
+    const json j = json::parse(r.body);
+    EXPECT_FALSE(j["fits"].get<bool>());
+    ASSERT_FALSE(j["changes"].empty());
+    EXPECT_EQ(j["changes"][0]["change"], "ZeRO 0 → 2");
+    EXPECT_TRUE(j["changes"][0]["fits"].get<bool>());
+    EXPECT_EQ(j["changes"][0]["layout"]["zero"], 2);
+    // Fitting changes first, fastest first; the rest by memory.
+    bool seen_unfit = false;
+    double last = 1e300;
+    for (const json& c : j["changes"]) {
+        if (!c["fits"].get<bool>()) { seen_unfit = true; continue; }
+        EXPECT_FALSE(seen_unfit) << c["change"];
+        EXPECT_LE(c["tokens_per_s_per_gpu"].get<double>(), last);
+        last = c["tokens_per_s_per_gpu"].get<double>();
+    }
+    // Every change is a single one: a TP change re-derives DP and keeps the GPUs.
+    for (const json& c : j["changes"])
+        EXPECT_EQ(c["layout"]["tp"].get<int64_t>() * c["layout"]["cp"].get<int64_t>() * c["layout"]["pp"].get<int64_t>() *
+                      c["layout"]["dp"].get<int64_t>(), 64) << c["change"];
+    EXPECT_EQ(handle_api("GET", "/api/fit", "").status, 405);
+    EXPECT_EQ(handle_api("POST", "/api/fit", R"({"model": "llama3-70b", "cluster": "dgx-h100", "layout": {"tp": 3}})").status, 400);
+}

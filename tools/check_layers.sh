@@ -11,7 +11,7 @@ layer_of() {
         collectives|compute|memory|comm|topology|schedule) echo 1 ;;          # cost terms
         simulate|pipeline) echo 2 ;;                                          # pipeline
         plan) echo 3 ;;                                                       # one evaluation
-        search) echo 4 ;;                                                     # many evaluations
+        search|suggest) echo 4 ;;                                             # many evaluations
         io|hf|resolve|toml) echo 5 ;;                                         # JSON (and TOML) in and out
         validate|calibrate) echo 6 ;;                                         # against published runs
         report|report_text|table|sweep|export|trace|import|import_keys) echo 7 ;;  # writers, and their readers back

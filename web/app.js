@@ -167,6 +167,7 @@ async function update(field) {
     $('dp').value = plan.inputs.layout.dp;
     showError('');
     render(plan);
+    await updateFit(plan, mine);
     await updateTimeline(plan, mine);
   } catch (e) {
     if (mine !== seq) return;
@@ -385,6 +386,29 @@ async function findBest() {
     $('search-summary').textContent = e.message;
   }
 }
+// A layout that does not fit: the single changes that would make it, planned by the API (POST /api/fit),
+// fastest first, each one click away.
+async function updateFit(plan, mine) {
+  $('fit-box').hidden = plan.memory.fits;
+  if (plan.memory.fits) return;
+  const r = await post('/api/fit', buildCase());
+  if (mine !== seq) return;
+  const fitting = r.changes.filter((c) => c.fits);
+  const shown = (fitting.length ? fitting : r.changes).slice(0, 5);
+  $('fit-summary').textContent = fitting.length
+    ? `${fitting.length} single change${fitting.length > 1 ? 's' : ''} make${fitting.length > 1 ? '' : 's'} it fit; the fastest first:`
+    : 'No single change makes it fit; the closest:';
+  $('fit-changes').replaceChildren(...shown.map((c, i) => {
+    const li = el('li');
+    const b = el('button', { type: 'button', class: 'apply', 'aria-label': `Apply: ${c.change}` }, 'Apply');
+    b.addEventListener('click', () => loadLayout(c.layout));
+    li.append(b, ` ${c.change} — ${Math.round(c.tokens_per_s_per_gpu).toLocaleString('en-US')} tokens/s/GPU, ` +
+              (c.fits ? `${fmtBytes(c.memory_bytes)}` : `still short by ${fmtBytes(c.short_bytes)}`));
+    if (i === 0 && c.fits) li.classList.add('best');
+    return li;
+  }));
+}
+
 // A search answers for one model and cluster: its results go when either changes.
 function clearSearch() {
   $('search-title').hidden = true;

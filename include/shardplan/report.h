@@ -14,6 +14,7 @@
 
 #include "shardplan/plan.h"
 #include "shardplan/search.h"
+#include "shardplan/suggest.h"
 
 namespace shardplan {
 
@@ -36,6 +37,12 @@ nlohmann::json plan_to_json(const Plan& p);
 /// front when asked), each as plan_to_json.
 nlohmann::json search_to_json(const SearchResult& r, bool pareto);
 std::string format_plan(const Plan& p, bool color);
+/// POST /api/fit and `plan`'s list when a layout does not fit: each single change (suggest.h) with its
+/// layout, whether it fits, its speed and memory.
+nlohmann::json fit_changes_to_json(const Plan& p, const std::vector<FitChange>& changes);
+/// The same as text: the changes that fit, fastest first, with their cost against the layout as planned
+/// (or, when none fits, the closest).
+std::string format_fit_changes(const Plan& p, const std::vector<FitChange>& changes);
 
 /// "1.23 GB", "4.56 ms", "38.2 %": the one formatter of every unit.
 std::string format_value(double v, Unit u);

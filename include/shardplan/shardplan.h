@@ -30,6 +30,7 @@
 #include "shardplan/search.h"
 #include "shardplan/pipeline.h"
 #include "shardplan/simulate.h"
+#include "shardplan/suggest.h"
 #include "shardplan/sweep.h"
 #include "shardplan/table.h"
 #include "shardplan/toml.h"

@@ -20,7 +20,7 @@ import os as _os
 
 from . import _native
 
-__all__ = ["plan", "search", "trace", "validate", "model", "presets", "Plan"]
+__all__ = ["plan", "search", "fit", "trace", "validate", "model", "presets", "Plan"]
 
 # Keyword arguments that are not layout fields.
 _CASE_KEYS = {"model", "cluster", "gpus"}
@@ -97,6 +97,17 @@ def search(model=None, cluster=None, gpus=None, top=10, pareto=False, pins=None,
         body["pins"]["no_crossing"] = True
     raw = _call(_native.api("POST", "/api/search", _json.dumps(body)))
     rows = _Rows(_flat(rank, p) for rank, p in enumerate(raw.get("best", []), 1))
+    rows.raw = raw
+    return rows
+
+
+def fit(model=None, cluster=None, gpus=None, **layout):
+    """The single changes that make a layout fit (recompute, ZeRO, TP×2, PP×2, ...), each planned: a list of
+    flat dicts, fitting ones first and fastest first; the whole answer is on the list's ``raw``."""
+    raw = _call(_native.api("POST", "/api/fit", _json.dumps(_case(model, cluster, gpus, layout))))
+    rows = _Rows({"change": c["change"], "layout": c["layout_string"], "fits": c["fits"],
+                  "tokens_per_s_per_gpu": c["tokens_per_s_per_gpu"], "memory_bytes": c["memory_bytes"],
+                  "short_bytes": c["short_bytes"]} for c in raw["changes"])
     rows.raw = raw
     return rows
 

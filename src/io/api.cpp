@@ -7,6 +7,7 @@
 #include "shardplan/io.h"
 #include "shardplan/plan.h"
 #include "shardplan/presets.h"
+#include "shardplan/suggest.h"
 #include "shardplan/report.h"
 #include "shardplan/resolve.h"
 #include "shardplan/search.h"
@@ -68,7 +69,9 @@ ApiResponse do_search(const json& j, const ApiLimits& limits, const std::atomic<
 
 }  // namespace
 
-bool api_is_heavy(const std::string& path) { return path == "/api/search" || path == "/api/trace"; }
+bool api_is_heavy(const std::string& path) {
+    return path == "/api/search" || path == "/api/trace" || path == "/api/fit";
+}
 
 ApiResponse handle_api(const std::string& method, const std::string& path, const std::string& body,
                        const ApiLimits& limits, const std::atomic<bool>* cancel) {
@@ -80,7 +83,7 @@ ApiResponse handle_api(const std::string& method, const std::string& path, const
             static const std::string cached = presets_json().dump();
             return {200, "application/json", cached};
         }
-        if (path == "/api/plan" || path == "/api/search" || path == "/api/trace") {
+        if (path == "/api/plan" || path == "/api/search" || path == "/api/trace" || path == "/api/fit") {
             if (method != "POST") return error_response(405, "method: expected POST for " + path);
             const json j = parse_body(body);
             if (path == "/api/search") return do_search(j, limits, cancel);
@@ -88,9 +91,10 @@ ApiResponse handle_api(const std::string& method, const std::string& path, const
             if (path == "/api/trace")  // refused before planning (and simulating) a timeline too large to draw
                 if (const auto no = trace_refusal(c.model, c.cluster, c.layout, limits.max_trace_passes))
                     return error_response(400, no->field + ": expected " + no->expected);
-            if (path == "/api/plan") {
+            if (path == "/api/plan" || path == "/api/fit") {
                 const Plan p = evaluate(c.model, c.cluster, c.layout);
                 if (p.rejection) return error_response(400, p.rejection->field + ": expected " + p.rejection->expected);
+                if (path == "/api/fit") return json_response(200, fit_changes_to_json(p, fit_changes(c.model, c.cluster, c.layout)));
                 return json_response(200, plan_to_json(p));
             }
             // The simulated step as a Chrome trace, the same document `shardplan trace` writes: one
@@ -107,7 +111,7 @@ ApiResponse handle_api(const std::string& method, const std::string& path, const
                 return r;
             }
         }
-        return error_response(404, "path: expected /, /app.js, /style.css or /api/{presets,plan,search,trace}");
+        return error_response(404, "path: expected /, /app.js, /style.css or /api/{presets,plan,search,trace,fit}");
     } catch (const ConfigError& e) {
         return error_response(400, e.what());
     } catch (const std::exception& e) {

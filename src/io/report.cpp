@@ -1,6 +1,7 @@
 // The field table and the JSON report (docs/json.md).
 #include "shardplan/report.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 
@@ -200,6 +201,42 @@ nlohmann::json search_to_json(const SearchResult& r, bool pareto) {
         for (const Plan& p : r.pareto) j["pareto"].push_back(plan_to_json(p));
     }
     return j;
+}
+
+}  // namespace shardplan
+
+namespace shardplan {
+
+nlohmann::json fit_changes_to_json(const Plan& p, const std::vector<FitChange>& changes) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const FitChange& f : changes)
+        out.push_back({{"change", f.change}, {"layout", to_json(f.layout)}, {"layout_string", to_string(f.layout)},
+                       {"fits", f.plan.memory_fits}, {"tokens_per_s_per_gpu", f.plan.throughput.tokens_per_s_per_gpu},
+                       {"memory_bytes", f.plan.memory.total_bytes()},
+                       {"short_bytes", std::max(0.0, f.plan.memory.total_bytes() - f.plan.capacity_bytes)}});
+    return {{"fits", p.memory_fits}, {"layout_string", to_string(p.layout)},
+            {"tokens_per_s_per_gpu", p.throughput.tokens_per_s_per_gpu},
+            {"short_bytes", std::max(0.0, p.memory.total_bytes() - p.capacity_bytes)}, {"changes", out}};
+}
+
+std::string format_fit_changes(const Plan& p, const std::vector<FitChange>& changes) {
+    std::string s;
+    const bool any = std::any_of(changes.begin(), changes.end(), [](const FitChange& f) { return f.plan.memory_fits; });
+    s += any ? "\nChanges that make it fit (one at a time, fastest first)\n"
+             : "\nNo single change makes it fit; the closest\n";
+    int shown = 0;
+    for (const FitChange& f : changes) {
+        if (shown == 5 || (any && !f.plan.memory_fits)) break;
+        const double cost = p.throughput.tokens_per_s_per_gpu > 0
+                                ? f.plan.throughput.tokens_per_s_per_gpu / p.throughput.tokens_per_s_per_gpu - 1.0
+                                : 0.0;
+        s += fmt::format("  {:<34} {:>9.0f} tokens/s/GPU ({:+.1f} %)  {}\n", f.change, f.plan.throughput.tokens_per_s_per_gpu,
+                         100.0 * cost,
+                         f.plan.memory_fits ? format_value(f.plan.memory.total_bytes(), Unit::bytes) + " fits"
+                                            : "short by " + format_value(f.plan.memory.total_bytes() - f.plan.capacity_bytes, Unit::bytes));
+        ++shown;
+    }
+    return s;
 }
 
 }  // namespace shardplan

@@ -171,6 +171,20 @@ test('expert tensor parallelism, gradient dtype and rank order are controls', as
   await settle(() => !location.hash.includes('etp=1'));
 });
 
+test('a layout that does not fit lists the single changes that would make it fit, one click each', async () => {
+  // Llama 3 70B, TP8 on 64 H100, ZeRO 0, micro-batch 2 at 8k: 191 GB. ZeRO 2 (the fastest fix) and 3 fit.
+  await page.goto(base + '#model=llama3-70b&cluster=dgx-h100&gpus=64&tp=8&pp=1&gbs=64&seq=8192&zero=0&mb=2');
+  await ready();
+  await settle(() => !document.querySelector('#fit-box').hidden && document.querySelectorAll('#fit-changes li').length > 0);
+  assert.match(await page.textContent('#fit-summary'), /single changes? makes? it fit/);
+  const first = await page.textContent('#fit-changes li:first-child');
+  assert.match(first, /ZeRO 0 → 2/);
+  await page.click('#fit-changes li:first-child button.apply');
+  await settle(() => document.querySelector('#zero').value === '2');
+  await settle(() => document.querySelector('#fit-box').hidden);
+  assert.match(await page.textContent('#fits'), /^fits/);
+});
+
 test('a shared URL restores the whole state', async () => {
   const url = base + '#model=mixtral-8x7b&cluster=dgx-h100&gpus=32&tp=2&pp=2&ep=8&mb=2&gbs=128&seq=4096&zero=2&recompute=selective&sp=1&precision=fp8&schedule=1f1b';
   const other = await browser.newPage({ viewport: { width: 1280, height: 800 } });

@@ -71,6 +71,13 @@ def test_search_rows_are_flat_and_ranked():
     assert all(r["tp"] == 8 for r in pinned)
 
 
+def test_fit_lists_the_changes_that_make_it_fit():
+    rows = shardplan.fit(model="llama3-70b", cluster="dgx-h100", gpus=64, tp=8, global_batch=64, seq_len=8192,
+                         zero=0, micro_batch=2)
+    assert rows.raw["fits"] is False
+    assert rows[0]["change"] == "ZeRO 0 → 2" and rows[0]["fits"]
+
+
 def test_validate_returns_one_row_per_case():
     rows = shardplan.validate(os.path.join(ROOT, "examples", "runs_h100.json"))
     assert len(rows) == 10

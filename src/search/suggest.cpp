@@ -1,0 +1,81 @@
+// Single changes that make a layout fit (include/shardplan/suggest.h).
+#include "shardplan/suggest.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace shardplan {
+
+namespace {
+
+// A degree doubled (or halved) with dp taking up the difference; nullopt when the GPUs do not divide.
+std::optional<Layout> with_degree(const Layout& l, int64_t Layout::*axis, int64_t to) {
+    Layout n = l;
+    n.*axis = to;
+    const int64_t model_parallel = n.tp * n.cp * n.pp;
+    const int64_t gpus = l.tp * l.cp * l.pp * l.dp;
+    if (to < 1 || gpus % model_parallel != 0) return std::nullopt;
+    n.dp = gpus / model_parallel;
+    if (n.dp < 1) return std::nullopt;
+    if (axis == &Layout::tp) n.sequence_parallel = l.sequence_parallel || l.tp == 1;  // SP follows a TP > 1
+    return n;
+}
+
+}  // namespace
+
+std::vector<FitChange> fit_changes(const ModelSpec& m, const ClusterSpec& c, const Layout& l) {
+    std::vector<std::pair<std::string, Layout>> candidates;
+    auto add = [&](std::string what, Layout n) { candidates.emplace_back(std::move(what), std::move(n)); };
+    if (l.recompute == Recompute::none) {
+        Layout n = l;
+        n.recompute = Recompute::selective;
+        n.recompute_modules = 0;
+        add("recompute selective (core_attn)", n);
+    }
+    if (l.recompute != Recompute::full) {
+        Layout n = l;
+        n.recompute = Recompute::full;
+        n.recompute_modules = 0;
+        add("recompute full", n);
+    }
+    for (int z = l.zero + 1; z <= 3; ++z) {
+        Layout n = l;
+        n.zero = z;
+        add(fmt::format("ZeRO {} → {}", l.zero, z), n);
+    }
+    struct Degree { const char* name; int64_t Layout::*axis; };
+    for (const Degree d : {Degree{"TP", &Layout::tp}, {"PP", &Layout::pp}, {"CP", &Layout::cp}})
+        if (const auto n = with_degree(l, d.axis, l.*d.axis * 2))
+            add(fmt::format("{} {} → {} (DP {} → {})", d.name, l.*d.axis, (*n).*d.axis, l.dp, n->dp), *n);
+    if (l.micro_batch > 1) {
+        Layout n = l;
+        n.micro_batch = l.micro_batch / 2;
+        add(fmt::format("micro-batch {} → {}", l.micro_batch, n.micro_batch), n);
+    }
+    if (l.tp > 1 && !l.sequence_parallel) {
+        Layout n = l;
+        n.sequence_parallel = true;
+        add("sequence parallelism on", n);
+    }
+    if (l.attention_kernel == AttentionKernel::unfused) {
+        Layout n = l;
+        n.attention_kernel = AttentionKernel::flash;
+        add("flash attention", n);
+    }
+    std::vector<FitChange> out;
+    for (auto& [what, n] : candidates) {
+        if (check_layout(m, c, n)) continue;  // not runnable (a degree that no longer divides, ...)
+        Plan p = evaluate(m, c, n);
+        if (p.rejection) continue;
+        out.push_back({what, n, std::move(p)});
+    }
+    std::stable_sort(out.begin(), out.end(), [](const FitChange& a, const FitChange& b) {
+        if (a.plan.memory_fits != b.plan.memory_fits) return a.plan.memory_fits;
+        if (a.plan.memory_fits) return a.plan.throughput.tokens_per_s_per_gpu > b.plan.throughput.tokens_per_s_per_gpu;
+        return a.plan.memory.total_bytes() < b.plan.memory.total_bytes();
+    });
+    return out;
+}
+
+}  // namespace shardplan
