@@ -167,6 +167,8 @@ async function update(field) {
     $('dp').value = plan.inputs.layout.dp;
     showError('');
     render(plan);
+    current = plan;
+    renderCompare();
     await updateFit(plan, mine);
     await updateTimeline(plan, mine);
   } catch (e) {
@@ -317,6 +319,52 @@ function renderTime(p) {
   }));
 }
 
+// ---- compare: a pinned plan against the current one, line by line (memory per category, traffic and
+// exposed time per axis, the step breakdown, throughput), with the change from pinned to current.
+let pinned = null, current = null;
+function compareRows(a, b) {
+  const rows = [['layout', a.layout_string, b.layout_string, null],
+                ['tokens/s per GPU', a.throughput.tokens_per_s_per_gpu, b.throughput.tokens_per_s_per_gpu, 'rate'],
+                ['MFU', a.throughput.mfu, b.throughput.mfu, 'ratio'],
+                ['fits', a.memory.fits ? 'yes' : 'no', b.memory.fits ? 'yes' : 'no', null]];
+  for (const [k, label] of [['step_s', 'step'], ['compute_s', 'compute'], ['recompute_s', 'recompute'],
+                            ['exposed_comm_s', 'exposed communication'], ['bubble_s', 'pipeline bubble'],
+                            ['optimizer_s', 'optimizer step']])
+    rows.push([label, a.time[k], b.time[k], 'time']);
+  for (const [k, label] of [['total_bytes', 'memory per GPU'], ['weights_bytes', 'weights'], ['grads_bytes', 'gradients'],
+                            ['optimizer_bytes', 'optimizer state'], ['activations_bytes', 'activations'],
+                            ['other_bytes', 'buffers']])
+    rows.push([label, a.memory[k], b.memory[k], 'bytes']);
+  const axes = [...new Set([...a.comm, ...b.comm].map((c) => c.axis))];
+  for (const axis of axes) {
+    const ca = a.comm.find((c) => c.axis === axis), cb = b.comm.find((c) => c.axis === axis);
+    rows.push([`${axis.toUpperCase()} traffic`, ca ? ca.bytes_per_step : 0, cb ? cb.bytes_per_step : 0, 'bytes']);
+    rows.push([`${axis.toUpperCase()} exposed`, ca ? ca.exposed_s : 0, cb ? cb.exposed_s : 0, 'time']);
+  }
+  return rows;
+}
+function renderCompare() {
+  $('compare-section').hidden = !pinned;
+  if (!pinned || !current) return;
+  const show = (v, kind) => kind === 'time' ? fmtTime(v) : kind === 'bytes' ? fmtBytes(v) : kind === 'ratio'
+    ? (100 * v).toFixed(1) + ' %' : kind === 'rate' ? Math.round(v).toLocaleString('en-US') : String(v);
+  $('compare').tBodies[0].replaceChildren(...compareRows(pinned, current).map(([label, a, b, kind]) => {
+    const tr = el('tr');
+    let change = '';
+    // Changes below 0.05 % are rounding, not a difference.
+    if (kind && typeof a === 'number' && typeof b === 'number' && Math.abs(b - a) > 5e-4 * Math.max(Math.abs(a), Math.abs(b))) {
+      const d = b - a, sign = d > 0 ? '+' : '−';
+      change = kind === 'ratio' ? `${sign}${Math.abs(100 * d).toFixed(1)} points`
+        : sign + show(Math.abs(d), kind) + (a !== 0 ? ` (${sign}${Math.abs(100 * d / a).toFixed(1)} %)` : '');
+      // Better is faster, higher MFU, less time and less memory.
+      tr.className = (kind === 'rate' || kind === 'ratio') === d > 0 ? 'better' : 'worse';
+    }
+    tr.append(el('td', {}, label), el('td', { class: 'num' }, show(a, kind)), el('td', { class: 'num' }, show(b, kind)),
+              el('td', { class: 'num' }, change));
+    return tr;
+  }));
+}
+
 // ---- pipeline timeline: the simulated step (POST /api/trace, the Chrome trace `shardplan trace` writes)
 const PASS_COLORS = { F: '#2563eb', B: '#16a34a', W: '#d97706', R: '#7c3aed' };
 async function updateTimeline(plan, mine) {
@@ -458,6 +506,8 @@ async function start() {
   $('cluster').addEventListener('change', () => { delete state['c-domain']; delete state['c-hbm']; state.cluster = $('cluster').value; fillAdvanced(); clearSearch(); });
   $('reset-numbers').addEventListener('click', () => { for (const k of Object.keys(state)) if (k.startsWith('m-') || k.startsWith('c-')) delete state[k]; fillAdvanced(); schedule(); });
   $('find-best').addEventListener('click', findBest);
+  $('pin').addEventListener('click', () => { pinned = current; renderCompare(); });
+  $('unpin').addEventListener('click', () => { pinned = null; renderCompare(); });
   $('schedule').addEventListener('change', () => {
     if ($('schedule').value === 'interleaved' && Number($('vpp').value) < 2) $('vpp').value = '2';
     if ($('schedule').value !== 'interleaved' && Number($('vpp').value) > 1) $('vpp').value = '1';

@@ -185,6 +185,24 @@ test('a layout that does not fit lists the single changes that would make it fit
   assert.match(await page.textContent('#fits'), /^fits/);
 });
 
+test('pin a plan and compare the next one against it, line by line', async () => {
+  await page.goto(base + '#model=llama3-70b&cluster=dgx-h100&gpus=64&tp=8&pp=1&gbs=64&seq=4096&zero=1&mb=1');
+  await ready();
+  await page.click('#pin');
+  await settle(() => !document.querySelector('#compare-section').hidden);
+  await setNumber('tp', 4);
+  await settle(() => document.querySelector('#compare tbody tr td:nth-child(3)')?.textContent.startsWith('TP4'));
+  const rows = await page.$$eval('#compare tbody tr', (trs) => trs.map((tr) => [...tr.cells].map((td) => td.textContent)));
+  const row = (label) => rows.find((r) => r[0] === label);
+  assert.equal(row('layout')[1], 'TP8·CP1·PP1·DP8·EP1');
+  assert.equal(row('layout')[2], 'TP4·CP1·PP1·DP16·EP1');
+  assert.match(row('tokens/s per GPU')[3], /^[+−][\d,]+ \([+−][\d.]+ %\)$/);
+  assert.ok(row('memory per GPU') && row('TP traffic') && row('DP exposed') && row('activations'));
+  await page.locator('#compare-section').screenshot({ path: `${SHOTS}/compare.png` });
+  await page.click('#unpin');
+  await settle(() => document.querySelector('#compare-section').hidden);
+});
+
 test('a shared URL restores the whole state', async () => {
   const url = base + '#model=mixtral-8x7b&cluster=dgx-h100&gpus=32&tp=2&pp=2&ep=8&mb=2&gbs=128&seq=4096&zero=2&recompute=selective&sp=1&precision=fp8&schedule=1f1b';
   const other = await browser.newPage({ viewport: { width: 1280, height: 800 } });
