@@ -271,6 +271,10 @@ TEST(Import, BadInputNamesTheArgumentOrKey) {
     fails_with(Framework::megatron, "--tensor-model-parallel-size $TP --micro-batch-size 1 --seq-length 4096 --bf16",
                "F --tensor-model-parallel-size");
     fails_with(Framework::megatron, "--micro-batch-size 1 --seq-length 4096", "F --bf16");  // fp32 is not modelled
+    fails_with(Framework::megatron,
+               "--recompute-granularity full --recompute-method block --recompute-num-layers 4 --micro-batch-size 1 "
+               "--seq-length 4096 --bf16",
+               "F --recompute-method");  // block recomputes only some layers
     fails_with(Framework::megatron, "--recompute-granularity partial --micro-batch-size 1 --seq-length 4096 --bf16",
                "F --recompute-granularity");
     fails_with(Framework::megatron, "--tensor-model-parallel-size 3 --micro-batch-size 1 --seq-length 4096 --bf16",

@@ -345,9 +345,13 @@ Draft megatron_layout(const Values& v) {
     const std::string gran = v.text("--recompute-granularity", v.flag("--recompute-activations") ? "selective" : "");
     if (gran == "full") {
         l.recompute = Recompute::full;
-        if (v.text("--recompute-method", "uniform") != "uniform" || v.integer("--recompute-num-layers", 1) != 1)
-            d.notes.push_back("layout.recompute: full recomputation of every layer (shardplan has no "
-                              "--recompute-num-layers > 1 or block method yet)");
+        // The block method recomputes only the first N layers of a stage: a different plan, not modelled.
+        if (v.text("--recompute-method", "uniform") != "uniform")
+            v.bad("--recompute-method", "uniform (block recomputes only some layers of a stage, which shardplan does "
+                                        "not model yet)");
+        if (v.integer("--recompute-num-layers", 1) != 1)
+            d.notes.push_back("layout.recompute: full, with one checkpoint per layer (Megatron's uniform method keeps "
+                              "one per --recompute-num-layers; every layer is recomputed either way)");
     } else if (gran == "selective") {
         l.recompute = Recompute::selective;
         if (v.has("--recompute-modules")) {
