@@ -280,6 +280,25 @@ test('a pipelined plan shows its simulated timeline, one pass at a time per rank
   await settle(() => document.querySelector('#timeline-section').hidden);
 });
 
+test('on a phone the answer comes first and the page never scrolls sideways', async () => {
+  const phone = await browser.newPage({ viewport: { width: 390, height: 844 } });
+  await phone.goto(base + '#model=deepseek-v3&cluster=dgx-h100&gpus=256&tp=8&pp=4&ep=8&gbs=256&seq=4096&recompute=full');
+  await ready(phone);
+  const layout = await phone.evaluate(() => ({
+    page: document.documentElement.scrollWidth,
+    results: document.querySelector('#results').getBoundingClientRect().top,
+    controls: document.querySelector('#controls').getBoundingClientRect().top,
+    model: document.querySelector('#model').getBoundingClientRect().width,
+    comm: document.querySelector('#comm').closest('.scroll').getBoundingClientRect().right,
+  }));
+  assert.ok(layout.page <= 390, `the page is ${layout.page} px wide on a 390 px screen`);
+  assert.ok(layout.results < layout.controls, 'results above the controls');
+  assert.ok(layout.model > 300, `the model select is ${layout.model} px wide`);
+  assert.ok(layout.comm <= 390);
+  await phone.screenshot({ path: `${SHOTS}/phone.png`, fullPage: false });
+  await phone.close();
+});
+
 test('a narrow window still shows the controls and results', async () => {
   const narrow = await browser.newPage({ viewport: { width: 420, height: 900 } });
   await narrow.goto(base + '#model=llama3-70b&cluster=nvl72&gpus=144&tp=8&gbs=144&seq=4096');
