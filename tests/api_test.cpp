@@ -249,3 +249,22 @@ TEST(Api, FitListsTheSingleChangesThatMakeALayoutFit) {
     EXPECT_EQ(handle_api("GET", "/api/fit", "").status, 405);
     EXPECT_EQ(handle_api("POST", "/api/fit", R"({"model": "llama3-70b", "cluster": "dgx-h100", "layout": {"tp": 3}})").status, 400);
 }
+
+TEST(Api, ExportIsTheLaunchConfigurationOrTheReason) {
+    const std::string body = R"({"model": "llama3-70b", "cluster": {"preset": "dgx-h100", "gpus": 64},
+        "layout": {"tp": 8, "pp": 2, "global_batch": 64, "seq_len": 4096, "zero": 1}, "format": "megatron"})";
+    const ApiResponse r = handle_api("POST", "/api/export", body);
+    ASSERT_EQ(r.status, 200) << r.body;
+    const json j = json::parse(r.body);
+    EXPECT_EQ(j["format"], "megatron");
+    EXPECT_NE(j["text"].get<std::string>().find("--tensor-model-parallel-size 8"), std::string::npos);
+    std::string titan = body;
+    titan.replace(titan.find("megatron"), 8, "torchtitan");
+    const ApiResponse refused = handle_api("POST", "/api/export", titan);
+    EXPECT_EQ(refused.status, 400);
+    EXPECT_NE(refused.body.find("ZeRO-1/2 have no equivalent"), std::string::npos) << refused.body;
+    std::string unknown = body;
+    unknown.replace(unknown.find("megatron"), 8, "nemo");
+    EXPECT_EQ(json::parse(handle_api("POST", "/api/export", unknown).body)["error"],
+              "format: expected one of megatron, torchtitan, deepspeed, got \"nemo\"");
+}

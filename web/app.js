@@ -365,6 +365,39 @@ function renderCompare() {
   }));
 }
 
+// ---- exports: the layout as a framework's launch configuration (POST /api/export), or its reason not
+// to; the simulated step as a Chrome trace file for Perfetto.
+async function showExport(format) {
+  fromControls();
+  $('export-section').hidden = false;
+  $('export-title').textContent = `${format} launch configuration for ${current ? current.layout_string : ''}`;
+  try {
+    const r = await post('/api/export', { ...buildCase(), format });
+    $('export-text').textContent = r.text;
+    $('export-refusal').hidden = true;
+    $('export-copy').hidden = false;
+  } catch (e) {
+    $('export-text').textContent = '';
+    $('export-refusal').textContent = e.message;
+    $('export-refusal').hidden = false;
+    $('export-copy').hidden = true;
+  }
+}
+async function downloadTrace() {
+  fromControls();
+  try {
+    const trace = await post('/api/trace', buildCase());
+    const url = URL.createObjectURL(new Blob([JSON.stringify(trace)], { type: 'application/json' }));
+    const a = el('a', { href: url, download: `shardplan-trace-${(current?.layout_string || 'plan').replaceAll('·', '-')}.json` });
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 1000);
+  } catch (e) {
+    showError(e.message);
+  }
+}
+
 // ---- pipeline timeline: the simulated step (POST /api/trace, the Chrome trace `shardplan trace` writes)
 const PASS_COLORS = { F: '#2563eb', B: '#16a34a', W: '#d97706', R: '#7c3aed' };
 async function updateTimeline(plan, mine) {
@@ -507,6 +540,10 @@ async function start() {
   $('reset-numbers').addEventListener('click', () => { for (const k of Object.keys(state)) if (k.startsWith('m-') || k.startsWith('c-')) delete state[k]; fillAdvanced(); schedule(); });
   $('find-best').addEventListener('click', findBest);
   $('pin').addEventListener('click', () => { pinned = current; renderCompare(); });
+  for (const b of document.querySelectorAll('button.export')) b.addEventListener('click', () => showExport(b.dataset.format));
+  $('export-copy').addEventListener('click', () => navigator.clipboard?.writeText($('export-text').textContent).catch(() => {}));
+  $('export-close').addEventListener('click', () => { $('export-section').hidden = true; });
+  $('download-trace').addEventListener('click', downloadTrace);
   $('unpin').addEventListener('click', () => { pinned = null; renderCompare(); });
   $('schedule').addEventListener('change', () => {
     if ($('schedule').value === 'interleaved' && Number($('vpp').value) < 2) $('vpp').value = '2';

@@ -20,7 +20,7 @@ import os as _os
 
 from . import _native
 
-__all__ = ["plan", "search", "fit", "trace", "validate", "model", "presets", "Plan"]
+__all__ = ["plan", "search", "fit", "export", "trace", "validate", "model", "presets", "Plan"]
 
 # Keyword arguments that are not layout fields.
 _CASE_KEYS = {"model", "cluster", "gpus"}
@@ -110,6 +110,14 @@ def fit(model=None, cluster=None, gpus=None, **layout):
                   "short_bytes": c["short_bytes"]} for c in raw["changes"])
     rows.raw = raw
     return rows
+
+
+def export(format, model=None, cluster=None, gpus=None, **layout):
+    """The layout as a launch configuration ("megatron", "torchtitan" or "deepspeed"), as text; ValueError
+    with the framework's reason when it cannot run the layout."""
+    body = _case(model, cluster, gpus, layout)
+    body["format"] = format
+    return _call(_native.api("POST", "/api/export", _json.dumps(body)))["text"]
 
 
 def trace(model=None, cluster=None, gpus=None, **layout):

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "shardplan/error.h"
+#include "shardplan/export.h"
 #include "shardplan/io.h"
 #include "shardplan/plan.h"
 #include "shardplan/presets.h"
@@ -31,7 +32,7 @@ json parse_body(const std::string& body) {
 Case case_of(const json& j, bool for_search = false) {
     if (!j.is_object()) throw ConfigError("body", "a JSON object with model, cluster and layout");
     json c = j;
-    for (const char* k : {"top", "pareto", "pins"}) c.erase(k);  // search options travel beside the case
+    for (const char* k : {"top", "pareto", "pins", "format"}) c.erase(k);  // options travel beside the case
     if (!c.contains("layout")) c["layout"] = json::object();
     if (for_search && c["layout"].is_object())
         for (const char* k : {"tp", "cp", "pp", "dp", "ep", "etp", "vpp"}) c["layout"].erase(k);
@@ -83,6 +84,21 @@ ApiResponse handle_api(const std::string& method, const std::string& path, const
             static const std::string cached = presets_json().dump();
             return {200, "application/json", cached};
         }
+        if (path == "/api/export") {
+            // A launch configuration for the case's layout, or the framework's reason it cannot run it.
+            if (method != "POST") return error_response(405, "method: expected POST for /api/export");
+            json j = parse_body(body);
+            if (!j.is_object() || !j.contains("format") || !j["format"].is_string())
+                throw ConfigError("format", "one of " + enum_choices<Framework>());
+            const auto f = parse_enum<Framework>(j["format"].get<std::string>());
+            if (!f) throw ConfigError("format", "one of " + enum_choices<Framework>() + ", got " + describe_json(j["format"]));
+            j.erase("format");
+            const Case c = case_of(j);
+            const Export e = export_config(c.model, c.cluster, c.layout, *f);
+            if (e.refusal) return error_response(400, "format: expected a framework that can express " +
+                                                          to_string(c.layout) + "; " + *e.refusal);
+            return json_response(200, {{"format", enum_name(*f)}, {"text", e.text}});
+        }
         if (path == "/api/plan" || path == "/api/search" || path == "/api/trace" || path == "/api/fit") {
             if (method != "POST") return error_response(405, "method: expected POST for " + path);
             const json j = parse_body(body);
@@ -111,7 +127,7 @@ ApiResponse handle_api(const std::string& method, const std::string& path, const
                 return r;
             }
         }
-        return error_response(404, "path: expected /, /app.js, /style.css or /api/{presets,plan,search,trace,fit}");
+        return error_response(404, "path: expected /, /app.js, /style.css or /api/{presets,plan,search,trace,fit,export}");
     } catch (const ConfigError& e) {
         return error_response(400, e.what());
     } catch (const std::exception& e) {

@@ -3,7 +3,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { chromium } from 'playwright-core';
 
 const BIN = process.env.SHARDPLAN_BIN;
@@ -201,6 +201,23 @@ test('pin a plan and compare the next one against it, line by line', async () =>
   await page.locator('#compare-section').screenshot({ path: `${SHOTS}/compare.png` });
   await page.click('#unpin');
   await settle(() => document.querySelector('#compare-section').hidden);
+});
+
+test('export buttons show the launch configuration or the reason, and the trace downloads for Perfetto', async () => {
+  await page.goto(base + '#model=llama3-70b&cluster=dgx-h100&gpus=64&tp=8&pp=2&gbs=64&seq=4096&zero=1');
+  await ready();
+  await page.click('button.export[data-format="megatron"]');
+  await settle(() => document.querySelector('#export-text').textContent.includes('--tensor-model-parallel-size 8'));
+  assert.match(await page.textContent('#export-text'), /--pipeline-model-parallel-size 2/);
+  // torchtitan has no ZeRO-1: the reason, not a configuration.
+  await page.click('button.export[data-format="torchtitan"]');
+  await settle(() => !document.querySelector('#export-refusal').hidden);
+  assert.match(await page.textContent('#export-refusal'), /ZeRO-1\/2 have no equivalent/);
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click('#download-trace')]);
+  assert.match(download.suggestedFilename(), /^shardplan-trace-TP8-CP1-PP2-DP4-EP1\.json$/);
+  const trace = JSON.parse(readFileSync(await download.path(), 'utf8'));
+  assert.ok(trace.traceEvents.length > 0);
+  await page.click('#export-close');
 });
 
 test('a shared URL restores the whole state', async () => {

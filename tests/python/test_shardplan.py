@@ -78,6 +78,16 @@ def test_fit_lists_the_changes_that_make_it_fit():
     assert rows[0]["change"] == "ZeRO 0 → 2" and rows[0]["fits"]
 
 
+def test_export_is_the_cli_export():
+    text = shardplan.export("megatron", **CASE)
+    cli = subprocess.run([BIN, "export", "--format", "megatron", "--model", "llama3-70b", "--cluster", "dgx-h100",
+                          "--gpus", "512", "--tp", "8", "--pp", "4", "--vpp", "5", "--global-batch", "512",
+                          "--seq-len", "8192", "--recompute", "selective"], capture_output=True, text=True, check=True)
+    assert text == cli.stdout
+    with pytest.raises(ValueError, match="ZeRO-1/2 have no equivalent"):
+        shardplan.export("torchtitan", **CASE)
+
+
 def test_validate_returns_one_row_per_case():
     rows = shardplan.validate(os.path.join(ROOT, "examples", "runs_h100.json"))
     assert len(rows) == 10
