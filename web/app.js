@@ -182,6 +182,7 @@ async function update(field) {
 function render(p) {
   document.body.dataset.ready = '1';
   $('tps').textContent = Math.round(p.throughput.tokens_per_s_per_gpu).toLocaleString('en-US') + ' tokens/s/GPU';
+  $('tps-cluster').textContent = `${(p.throughput.tokens_per_s / 1e6).toFixed(2)} M tokens/s for the cluster`;
   const [lo, hi] = p.throughput.tokens_per_s_per_gpu_range, basis = p.throughput.range_basis;
   $('tps-range').textContent = basis.runs > 0
     ? `80 % range ${Math.round(lo).toLocaleString('en-US')}–${Math.round(hi).toLocaleString('en-US')}: where ${basis.runs} held-out published runs like it (${basis.class}) measured`
@@ -221,7 +222,8 @@ function renderMemory(p) {
   parts.push(el('line', { x1: cap, x2: cap, y1: 0, y2: H, stroke: '#dc2626', 'stroke-width': 2, id: 'capacity-line' }));
   svg.replaceChildren(...parts);
   svg.dataset.total = m.total_bytes;
-  $('mem-stage').textContent = `stage ${m.worst_stage} (fullest) · ${fmtBytes(m.total_bytes)} of ${fmtBytes(m.capacity_bytes)} usable`;
+  $('mem-stage').textContent = `stage ${m.worst_stage} (fullest) · ${fmtBytes(m.total_bytes)} of ${fmtBytes(m.capacity_bytes)} usable · ` +
+    `allocated ${fmtBytes(m.allocated_bytes)}, reserved ${fmtBytes(m.reserved_bytes)}, device ${fmtBytes(m.device_bytes)}`;
   $('memory-legend').replaceChildren(...Object.entries(COLORS).map(([k, c]) => {
     const li = el('li');
     li.append(el('i', { style: `background:${c}` }), `${k.replace('_bytes', '')} ${fmtBytes(m[k])}`);
@@ -450,8 +452,14 @@ async function findBest() {
   $('search-results').replaceChildren();
   const c = buildCase();
   c.layout = { global_batch: state.gbs, seq_len: state.seq, precision: state.precision, grad_dtype: state.grad };
+  // The search options: pins from the current layout, the no-crossing rule, the Pareto front.
+  const pins = {};
+  if ($('pin-tp').checked) pins.tp = state.tp;
+  if ($('pin-pp').checked) pins.pp = state.pp;
+  if ($('no-crossing').checked) pins.no_crossing = true;
+  const pareto = $('pareto').checked;
   try {
-    const r = await post('/api/search', { ...c, top: 5 });
+    const r = await post('/api/search', { ...c, top: 5, pins, pareto });
     const rejected = Object.entries(r.rejected).sort((a, b) => b[1] - a[1]).slice(0, 3).map(([k, v]) => `${v.toLocaleString('en-US')} ${k.replaceAll('_', ' ')}`).join(', ');
     $('search-summary').textContent = `${r.evaluated.toLocaleString('en-US')} layouts evaluated in ${r.elapsed_s.toFixed(2)} s, ${r.feasible.toLocaleString('en-US')} fit; rejected: ${rejected}.`;
     $('search-results').replaceChildren(...r.best.map((p, i) => {
@@ -463,9 +471,43 @@ async function findBest() {
       return li;
     }));
     if (!r.best.length) $('search-summary').textContent += ' No layout fits.';
+    $('search-why').textContent = r.best.length > 1 ? whyFirst(r.best[0], r.best[1]) : '';
+    renderPareto(pareto ? r.pareto : null);
+    $('search-title').scrollIntoView({ block: 'start' });
   } catch (e) {
     $('search-summary').textContent = e.message;
   }
+}
+// Why #1 beats #2: the share of the step where they differ most.
+function whyFirst(a, b) {
+  const parts = [['compute', 'compute_s'], ['recomputation', 'recompute_s'], ['exposed communication', 'exposed_comm_s'],
+                 ['pipeline bubble', 'bubble_s'], ['optimizer step', 'optimizer_s']];
+  const [label, key] = parts.reduce((best, p) =>
+    Math.abs(b.time[p[1]] - a.time[p[1]]) > Math.abs(b.time[best[1]] - a.time[best[1]]) ? p : best);
+  const gain = 100 * (a.throughput.tokens_per_s_per_gpu / b.throughput.tokens_per_s_per_gpu - 1);
+  return `#1 is ${gain.toFixed(1)} % faster than #2 (${b.layout_string}): the largest difference is ${label}, ` +
+         `${fmtTime(a.time[key])} against ${fmtTime(b.time[key])} per step.`;
+}
+// The Pareto front: memory per GPU (x) against tokens/s per GPU (y), each point a layout no other beats on both.
+function renderPareto(front) {
+  const svg = $('pareto-plot');
+  svg.hidden = !front || !front.length;
+  if (svg.hidden) return;
+  const W = 600, H = 220, L = 60, B = 30;
+  const xs = front.map((p) => p.memory.total_bytes), ys = front.map((p) => p.throughput.tokens_per_s_per_gpu);
+  const x0 = Math.min(...xs), x1 = Math.max(...xs), y0 = 0, y1 = Math.max(...ys) * 1.1;
+  const X = (v) => L + (x1 > x0 ? (v - x0) / (x1 - x0) : 0.5) * (W - L - 20);
+  const Y = (v) => H - B - (v - y0) / (y1 - y0) * (H - B - 10);
+  svg.setAttribute('viewBox', `0 0 ${W} ${H}`);
+  const parts = [el('text', { x: L, y: H - 6 }, `memory per GPU ${fmtBytes(x0)} – ${fmtBytes(x1)}`),
+                 el('text', { x: 4, y: 14 }, 'tokens/s/GPU')];
+  front.forEach((p) => {
+    const c = el('circle', { cx: X(p.memory.total_bytes), cy: Y(p.throughput.tokens_per_s_per_gpu), r: 5, class: 'front' });
+    c.appendChild(el('title', {}, `${p.layout_string}: ${Math.round(p.throughput.tokens_per_s_per_gpu)} tokens/s/GPU, ${fmtBytes(p.memory.total_bytes)}`));
+    c.addEventListener('click', () => loadLayout(p.inputs.layout));
+    parts.push(c);
+  });
+  svg.replaceChildren(...parts);
 }
 // A layout that does not fit: the single changes that would make it, planned by the API (POST /api/fit),
 // fastest first, each one click away.
@@ -494,7 +536,9 @@ async function updateFit(plan, mine) {
 function clearSearch() {
   $('search-title').hidden = true;
   $('search-summary').textContent = '';
+  $('search-why').textContent = '';
   $('search-results').replaceChildren();
+  $('pareto-plot').hidden = true;
 }
 function loadLayout(l) {
   Object.assign(state, { tp: l.tp, cp: l.cp, pp: l.pp, ep: l.ep, etp: l.etp === l.tp ? 0 : l.etp, vpp: l.vpp,

@@ -220,6 +220,26 @@ test('export buttons show the launch configuration or the reason, and the trace 
   await page.click('#export-close');
 });
 
+test('the search keeps pinned degrees, draws the memory-speed front and says why the winner wins', async () => {
+  await page.goto(base + '#model=llama3-8b&cluster=dgx-h100&gpus=16&tp=2&pp=1&gbs=64&seq=4096');
+  await ready();
+  await page.check('#pin-tp');
+  await page.check('#pareto');
+  await page.click('#find-best');
+  await page.waitForSelector('#search-results li button.load', { timeout: 20000 });
+  const rows = await page.$$eval('#search-results li', (lis) => lis.map((li) => li.textContent));
+  assert.ok(rows.length >= 2);
+  for (const r of rows) assert.match(r, /TP2·/);
+  assert.match(await page.textContent('#search-why'), /^#1 is [\d.]+ % faster than #2 \(TP2·.*\): the largest difference is /);
+  assert.equal(await page.isVisible('#pareto-plot'), true);
+  assert.ok(await page.locator('#pareto-plot circle.front').count() >= 1);
+  // The cluster's throughput and the three memory figures are shown with the plan.
+  assert.match(await page.textContent('#tps-cluster'), /M tokens\/s for the cluster$/);
+  assert.match(await page.textContent('#mem-stage'), /allocated [\d.]+ GB, reserved [\d.]+ GB, device [\d.]+ GB$/);
+  await page.uncheck('#pin-tp');
+  await page.uncheck('#pareto');
+});
+
 test('a shared URL restores the whole state', async () => {
   const url = base + '#model=mixtral-8x7b&cluster=dgx-h100&gpus=32&tp=2&pp=2&ep=8&mb=2&gbs=128&seq=4096&zero=2&recompute=selective&sp=1&precision=fp8&schedule=1f1b';
   const other = await browser.newPage({ viewport: { width: 1280, height: 800 } });
