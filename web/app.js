@@ -32,7 +32,7 @@ function fmtTime(s) {
   return (s * 1e6).toFixed(1) + ' µs';
 }
 const el = (tag, attrs = {}, text) => {
-  const e = document.createElementNS(tag === 'svg' || ['rect', 'line', 'text', 'g', 'title'].includes(tag)
+  const e = document.createElementNS(tag === 'svg' || ['rect', 'line', 'text', 'g', 'title', 'circle'].includes(tag)
     ? 'http://www.w3.org/2000/svg' : 'http://www.w3.org/1999/xhtml', tag);
   for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
   if (text !== undefined) e.textContent = text;
@@ -485,14 +485,20 @@ function whyFirst(a, b) {
   const [label, key] = parts.reduce((best, p) =>
     Math.abs(b.time[p[1]] - a.time[p[1]]) > Math.abs(b.time[best[1]] - a.time[best[1]]) ? p : best);
   const gain = 100 * (a.throughput.tokens_per_s_per_gpu / b.throughput.tokens_per_s_per_gpu - 1);
+  if (gain < 0.05)  // the search breaks ties by memory, then by the smaller layout
+    return `#1 and #2 (${b.layout_string}) are as fast; #1 wins the tie with ` +
+           (a.memory.total_bytes < b.memory.total_bytes - 1e6 ? `less memory (${fmtBytes(a.memory.total_bytes)} against ${fmtBytes(b.memory.total_bytes)}).`
+                                                               : 'the simpler layout.');
   return `#1 is ${gain.toFixed(1)} % faster than #2 (${b.layout_string}): the largest difference is ${label}, ` +
          `${fmtTime(a.time[key])} against ${fmtTime(b.time[key])} per step.`;
 }
 // The Pareto front: memory per GPU (x) against tokens/s per GPU (y), each point a layout no other beats on both.
 function renderPareto(front) {
   const svg = $('pareto-plot');
-  svg.hidden = !front || !front.length;
-  if (svg.hidden) return;
+  // An <svg> has no `hidden` property: the attribute itself is toggled.
+  const none = !front || !front.length;
+  svg.toggleAttribute('hidden', none);
+  if (none) { svg.replaceChildren(); return; }
   const W = 600, H = 220, L = 60, B = 30;
   const xs = front.map((p) => p.memory.total_bytes), ys = front.map((p) => p.throughput.tokens_per_s_per_gpu);
   const x0 = Math.min(...xs), x1 = Math.max(...xs), y0 = 0, y1 = Math.max(...ys) * 1.1;
@@ -538,7 +544,7 @@ function clearSearch() {
   $('search-summary').textContent = '';
   $('search-why').textContent = '';
   $('search-results').replaceChildren();
-  $('pareto-plot').hidden = true;
+  $('pareto-plot').toggleAttribute('hidden', true);
 }
 function loadLayout(l) {
   Object.assign(state, { tp: l.tp, cp: l.cp, pp: l.pp, ep: l.ep, etp: l.etp === l.tp ? 0 : l.etp, vpp: l.vpp,

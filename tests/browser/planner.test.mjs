@@ -230,14 +230,20 @@ test('the search keeps pinned degrees, draws the memory-speed front and says why
   const rows = await page.$$eval('#search-results li', (lis) => lis.map((li) => li.textContent));
   assert.ok(rows.length >= 2);
   for (const r of rows) assert.match(r, /TP2·/);
-  assert.match(await page.textContent('#search-why'), /^#1 is [\d.]+ % faster than #2 \(TP2·.*\): the largest difference is /);
+  assert.match(await page.textContent('#search-why'),
+               /^(#1 is [\d.]+ % faster than #2 \(TP2·.*\): the largest difference is |#1 and #2 \(TP2·.*\) are as fast; #1 wins the tie with )/);
   assert.equal(await page.isVisible('#pareto-plot'), true);
-  assert.ok(await page.locator('#pareto-plot circle.front').count() >= 1);
+  // The front's points are drawn (SVG circles, with a size), one per layout of the front.
+  const dots = await page.$$eval('#pareto-plot circle.front', (cs) => cs.map((c) => c.getBBox().width));
+  await page.locator('#pareto-plot').screenshot({ path: `${SHOTS}/pareto.png` });
+  assert.ok(dots.length >= 1 && dots.every((w) => w > 0), JSON.stringify(dots));
   // The cluster's throughput and the three memory figures are shown with the plan.
   assert.match(await page.textContent('#tps-cluster'), /M tokens\/s for the cluster$/);
   assert.match(await page.textContent('#mem-stage'), /allocated [\d.]+ GB, reserved [\d.]+ GB, device [\d.]+ GB$/);
   await page.uncheck('#pin-tp');
   await page.uncheck('#pareto');
+  await page.click('#find-best');
+  await settle(() => document.querySelector('#pareto-plot').hasAttribute('hidden'));
 });
 
 test('a shared URL restores the whole state', async () => {
