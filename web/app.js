@@ -231,14 +231,26 @@ function renderMemory(p) {
   }));
 }
 
+// The first group of an axis that leaves its domain: leaders are the ranks whose index along the axis is
+// 0 (floor(rank / stride) % size === 0); a group is leader, leader + stride, ... The model reports an axis
+// as crossing when any of its groups does, so that group, not rank 0's, is the one to draw.
+function firstCrossingStart(g, D, G) {
+  for (let r = 0, seen = 0; r < G && seen < 100000; r++) {
+    if (Math.floor(r / g.stride) % g.size !== 0) continue;
+    ++seen;
+    if (Math.floor(r / D) !== Math.floor((r + (g.size - 1) * g.stride) / D)) return r;
+  }
+  return 0;
+}
 function renderTopology(p) {
   const svg = $('topology');
   const D = p.inputs.cluster.scale_up_domain, G = p.inputs.cluster.gpus;
   const heavy = new Set(['tp', 'cp', 'ep', 'etp']);
   const groups = p.groups.filter((g) => g.size > 1);
+  for (const g of groups) g.start = g.crosses_domain && heavy.has(g.axis) ? firstCrossingStart(g, D, G) : 0;
   // Draw enough domains to show the heavy groups whole, and at most 8.
   let extent = D;
-  for (const g of groups) if (heavy.has(g.axis)) extent = Math.max(extent, g.stride * (g.size - 1) + 1);
+  for (const g of groups) if (heavy.has(g.axis)) extent = Math.max(extent, g.start + g.stride * (g.size - 1) + 1);
   const domains = Math.min(8, Math.ceil(Math.min(extent, G) / D));
   const cols = D <= 8 ? D : Math.ceil(Math.sqrt(D * 1.2));
   const rows = Math.ceil(D / cols), cell = 16, pad = 14;
@@ -271,13 +283,14 @@ function renderTopology(p) {
     let drawn = 0;
     const inset = 1 + (n % 4);
     for (let j = 0; j < g.size; j++) {
-      const r = j * g.stride;
+      const r = g.start + j * g.stride;
       if (r >= shown) break;
       const [x, y] = pos(r);
       gEl.appendChild(el('rect', { x: x + inset, y: y + inset, width: cell - 2 * inset, height: cell - 2 * inset, rx: 2 }));
       drawn++;
     }
-    gEl.appendChild(el('title', {}, `${g.axis.toUpperCase()} group of ${g.size}, stride ${g.stride}: ${g.crosses_domain ? `spans ${g.domains_spanned} domains` : 'inside one domain'}`));
+    gEl.dataset.start = g.start;
+    gEl.appendChild(el('title', {}, `${g.axis.toUpperCase()} group of ${g.size}, stride ${g.stride}, from rank ${g.start}: ${g.crosses_domain ? `spans ${g.domains_spanned} domains` : 'inside one domain'}`));
     out.push(gEl);
     if (drawn < g.size) notes.push(`${g.axis.toUpperCase()} ${drawn} of ${g.size} shown`);
   });
@@ -289,7 +302,10 @@ function renderTopology(p) {
     lx += 80;
   }
   svg.replaceChildren(...out);
-  $('topo-caption').textContent = `${G.toLocaleString('en-US')} GPUs in domains of ${D}; group of rank 0 per axis outlined${notes.length ? ' (' + notes.join(', ') + ')' : ''}`;
+  const moved = groups.filter((g) => g.start > 0).map((g) =>
+    `${g.axis.toUpperCase()}: ranks ${g.start}–${g.start + (g.size - 1) * g.stride}, the first group that leaves its domain`);
+  $('topo-caption').textContent = `${G.toLocaleString('en-US')} GPUs in domains of ${D}; group of rank 0 per axis outlined` +
+    (moved.length ? `, except ${moved.join('; ')}` : '') + (notes.length ? ' (' + notes.join(', ') + ')' : '');
   const crossing = p.findings.filter((f) => f.includes(' spans '));
   $('crossing-note').textContent = crossing.length ? crossing.join(' ') : 'Every TP, CP and EP group stays inside one scale-up domain.';
   $('crossing-note').className = crossing.length ? 'crossing' : '';

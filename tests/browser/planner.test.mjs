@@ -73,6 +73,19 @@ test('TP above the domain size turns the TP group red and memory per GPU shrinks
   await page.screenshot({ path: `${SHOTS}/tp16-crossing.png`, fullPage: true });
 });
 
+test('TP16 on an NVL72 rack outlines the TP group that really leaves its domain, and says which', async () => {
+  // 144 GPUs in racks of 72: TP groups of 16 at ranks 0-15 ... 48-63 stay inside rack 0; 64-79 straddles
+  // racks 0 and 1. That group is drawn, red, and named in the caption.
+  await page.goto(base + '#model=llama3-405b&cluster=nvl72&gpus=144&tp=16&pp=1&gbs=144&seq=4096');
+  await ready();
+  await settle(() => document.querySelector('#topology g.group.tp') !== null);
+  assert.equal(await page.getAttribute('#topology g.group.tp', 'data-start'), '64');
+  assert.equal(await page.locator('#topology g.group.tp.crossing').count(), 1);
+  assert.match(await page.textContent('#topo-caption'), /TP: ranks 64–79, the first group that leaves its domain/);
+  assert.match(await page.textContent('#crossing-note'), /spans 2 scale-up domains of 72/);
+  await page.locator('#topology').screenshot({ path: `${SHOTS}/nvl72-tp16.png` });
+});
+
 test('an invalid combination is explained inline, not corrected', async () => {
   await page.goto(base + '#model=llama3-70b&cluster=dgx-h100&gpus=64&tp=8&gbs=64&seq=4096');
   await ready();
