@@ -422,11 +422,18 @@ async function updateTimeline(plan, mine) {
   const section = $('timeline-section');
   if (plan.inputs.layout.pp <= 1) { section.hidden = true; return; }
   section.hidden = false;
+  // The previous timeline stays while the new one is simulated, marked as out of date.
+  $('timeline').classList.add('stale');
+  $('timeline-caption').textContent = 'simulating…';
   try {
     const trace = await post('/api/trace', buildCase());
-    if (mine === seq) renderTimeline(trace);
+    if (mine === seq) { renderTimeline(trace); $('timeline').classList.remove('stale'); }
   } catch (e) {
-    if (mine === seq) { $('timeline').replaceChildren(); $('timeline-caption').textContent = e.message; }
+    if (mine === seq) {
+      $('timeline').replaceChildren();
+      $('timeline').classList.remove('stale');
+      $('timeline-caption').textContent = e.message;
+    }
   }
 }
 

@@ -326,8 +326,18 @@ test('a pipelined plan shows its simulated timeline, one pass at a time per rank
   assert.match(await page.textContent('#time'), /pipeline bubble \(simulated\)/);
   await page.screenshot({ path: `${SHOTS}/timeline.png`, fullPage: true });
   // DualPipe: 4 micro-batches enter at each end; every rank still runs 8 forwards and 8 backwards.
+  // While the next timeline is simulated the old one is marked out of date; then replaced.
+  let sawStale = false;
+  const watch = setInterval(async () => {
+    if (await page.evaluate(() => document.querySelector('#timeline').classList.contains('stale'))) sawStale = true;
+  }, 5);
+  await page.route('**/api/trace', async (route) => { await new Promise((r) => setTimeout(r, 300)); await route.continue(); });
   await page.selectOption('#schedule', 'dualpipe');
   await settle(() => /dualpipe · 8 micro-batches/.test(document.querySelector('#timeline-caption').textContent));
+  clearInterval(watch);
+  await page.unroute('**/api/trace');
+  assert.ok(sawStale, 'the old timeline was not marked while the new one was simulated');
+  assert.equal(await page.evaluate(() => document.querySelector('#timeline').classList.contains('stale')), false);
   const dual = await page.$$eval('#timeline rect.pass', (rs) => rs.map((r) => r.dataset.kind));
   for (const k of ['F', 'B']) assert.equal(dual.filter((x) => x === k).length, 32);
   await page.screenshot({ path: `${SHOTS}/timeline-dualpipe.png`, fullPage: true });
