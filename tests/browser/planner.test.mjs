@@ -257,6 +257,7 @@ test('the search keeps pinned degrees, draws the memory-speed front and says why
   await page.uncheck('#pareto');
   await page.click('#find-best');
   await settle(() => document.querySelector('#pareto-plot').hasAttribute('hidden'));
+  assert.equal(await page.isVisible('#pareto-plot'), false);
 });
 
 test('a shared URL restores the whole state', async () => {
