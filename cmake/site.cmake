@@ -3,14 +3,15 @@
 file(MAKE_DIRECTORY ${OUT})
 file(READ ${ROOT}/web/index.html page)
 string(REPLACE "href=\"/style.css\"" "href=\"style.css\"" page "${page}")
-string(REPLACE "<script src=\"/app.js\"></script>"
-       "<script src=\"static.js\"></script>\n<script src=\"shardplan.js\"></script>\n<script src=\"app.js\"></script>"
+string(REPLACE "<script src=\"/panels.js\"></script>\n<script src=\"/app.js\"></script>"
+       "<script src=\"static.js\"></script>\n<script src=\"shardplan.js\"></script>\n<script src=\"panels.js\"></script>\n<script src=\"app.js\"></script>"
        page "${page}")
 string(REPLACE "<a href=\"/api/presets\">presets JSON</a>" "static site: planned in your browser (WebAssembly)" page "${page}")
 if(NOT page MATCHES "static.js")
-  message(FATAL_ERROR "web/index.html no longer loads /app.js as cmake/site.cmake expects")
+  message(FATAL_ERROR "web/index.html no longer loads /panels.js and /app.js as cmake/site.cmake expects")
 endif()
 file(WRITE ${OUT}/index.html "${page}")
-configure_file(${ROOT}/web/app.js ${OUT}/app.js COPYONLY)  # its /api/ requests are static.js's to answer
+configure_file(${ROOT}/web/app.js ${OUT}/app.js COPYONLY)
+configure_file(${ROOT}/web/panels.js ${OUT}/panels.js COPYONLY)  # its /api/ requests are static.js's to answer
 configure_file(${ROOT}/web/style.css ${OUT}/style.css COPYONLY)
 configure_file(${ROOT}/site/static.js ${OUT}/static.js COPYONLY)

@@ -139,7 +139,11 @@ TEST(Api, PageAssetsAreEmbedded) {
     ASSERT_EQ(index.status, 200);
     EXPECT_NE(index.content_type.find("text/html"), std::string::npos);
     EXPECT_NE(index.body.find("<script src=\"/app.js\">"), std::string::npos);
+    EXPECT_NE(index.body.find("<script src=\"/panels.js\">"), std::string::npos);
     EXPECT_EQ(handle_api("GET", "/app.js", "").status, 200);
+    const ApiResponse panels = handle_api("GET", "/panels.js", "");
+    EXPECT_EQ(panels.status, 200);
+    EXPECT_NE(panels.content_type.find("javascript"), std::string::npos);
     EXPECT_EQ(handle_api("GET", "/style.css", "").status, 200);
     EXPECT_EQ(index.body.find("http://"), std::string::npos);  // no CDN or other outside links
     EXPECT_EQ(index.body.find("https://"), std::string::npos);

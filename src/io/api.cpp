@@ -127,7 +127,7 @@ ApiResponse handle_api(const std::string& method, const std::string& path, const
                 return r;
             }
         }
-        return error_response(404, "path: expected /, /app.js, /style.css or /api/{presets,plan,search,trace,fit,export}");
+        return error_response(404, "path: expected /, /app.js, /panels.js, /style.css or /api/{presets,plan,search,trace,fit,export}");
     } catch (const ConfigError& e) {
         return error_response(400, e.what());
     } catch (const std::exception& e) {
