@@ -43,7 +43,7 @@ const el = (tag, attrs = {}, text) => {
 function readHash() {
   const p = new URLSearchParams(location.hash.slice(1));
   const s = { ...DEFAULTS };
-  for (const [k, v] of p.entries()) s[k] = NUMBER_KEYS.includes(k) || k === 'zero' || k === 'sp' || k === 'etp' || k.startsWith('m-') || k.startsWith('c-') ? Number(v) : v;
+  for (const [k, v] of p.entries()) s[k] = NUMBER_KEYS.includes(k) || k === 'zero' || k === 'sp' || k === 'etp' || k.startsWith('m-') || k.startsWith('c-') || k.startsWith('e-') ? Number(v) : v;
   return s;
 }
 // Each settled plan is a history entry (Back returns to the previous one); typing within one field
@@ -91,15 +91,24 @@ function fromControls() {
     const v = $(id).value, base = presetModel()[ADVANCED[id]];
     if (v !== '' && Number(v) !== base) state[id] = Number(v); else delete state[id];
   }
+  const moe = presetModel().moe;
+  for (const [id, key] of Object.entries(MOE)) {
+    const v = $(id).value;
+    if (moe && v !== '' && Number(v) !== moe[key]) state[id] = Number(v); else delete state[id];
+  }
   const d = $('c-domain').value, h = $('c-hbm').value, c = presetCluster();
   if (c && d !== '' && Number(d) !== c.scale_up_domain) state['c-domain'] = Number(d); else delete state['c-domain'];
   if (c && h !== '' && Number(h) !== c.gpu.hbm_usable_gb) state['c-hbm'] = Number(h); else delete state['c-hbm'];
 }
+// A MoE model's numbers (shown only for MoE presets): they override the preset's moe object field by field.
+const MOE = { 'e-experts': 'experts', 'e-topk': 'top_k', 'e-ffn': 'expert_ffn_hidden', 'e-shared': 'shared_experts' };
 const presetModel = () => presets.models.find((m) => m.name === state.model) || presets.models[0];
 const presetCluster = () => presets.clusters.find((c) => c.name === state.cluster);
 function fillAdvanced() {
   const m = presetModel(), c = presetCluster();
   for (const [id, key] of Object.entries(ADVANCED)) $(id).value = state[id] ?? m[key];
+  for (const [id, key] of Object.entries(MOE)) $(id).value = m.moe ? (state[id] ?? m.moe[key]) : '';
+  for (const label of document.querySelectorAll('#advanced label.moe')) label.hidden = !m.moe;
   if (c) {
     $('c-domain').value = state['c-domain'] ?? c.scale_up_domain;
     $('c-hbm').value = state['c-hbm'] ?? c.gpu.hbm_usable_gb;
@@ -110,6 +119,12 @@ function fillAdvanced() {
 function buildCase() {
   const model = { preset: state.model };
   for (const [id, key] of Object.entries(ADVANCED)) if (state[id] !== undefined) model[key] = state[id];
+  const base = presetModel().moe;
+  if (base && Object.keys(MOE).some((id) => state[id] !== undefined)) {
+    model.moe = { experts: base.experts, top_k: base.top_k, shared_experts: base.shared_experts,
+                  expert_ffn_hidden: base.expert_ffn_hidden, dense_layers: base.dense_layers, layer_freq: base.layer_freq };
+    for (const [id, key] of Object.entries(MOE)) if (state[id] !== undefined) model.moe[key] = state[id];
+  }
   const cluster = { preset: state.cluster, gpus: state.gpus };
   if (state['c-domain'] !== undefined) cluster.scale_up_domain = state['c-domain'];
   if (state['c-hbm'] !== undefined) cluster.gpu = { base: presetCluster().gpu.id, hbm_usable_gb: state['c-hbm'] };
@@ -397,9 +412,9 @@ async function start() {
   toControls();
   $('controls').addEventListener('input', schedule);
   $('controls').addEventListener('change', schedule);
-  $('model').addEventListener('change', () => { for (const id of Object.keys(ADVANCED)) delete state[id]; state.model = $('model').value; fillAdvanced(); clearSearch(); });
+  $('model').addEventListener('change', () => { for (const id of [...Object.keys(ADVANCED), ...Object.keys(MOE)]) delete state[id]; state.model = $('model').value; fillAdvanced(); clearSearch(); });
   $('cluster').addEventListener('change', () => { delete state['c-domain']; delete state['c-hbm']; state.cluster = $('cluster').value; fillAdvanced(); clearSearch(); });
-  $('reset-numbers').addEventListener('click', () => { for (const k of Object.keys(state)) if (k.startsWith('m-') || k.startsWith('c-')) delete state[k]; fillAdvanced(); schedule(); });
+  $('reset-numbers').addEventListener('click', () => { for (const k of Object.keys(state)) if (k.startsWith('m-') || k.startsWith('c-') || k.startsWith('e-')) delete state[k]; fillAdvanced(); schedule(); });
   $('find-best').addEventListener('click', findBest);
   $('pin').addEventListener('click', () => { pinned = current; renderCompare(); });
   for (const b of document.querySelectorAll('button.export')) b.addEventListener('click', () => showExport(b.dataset.format));

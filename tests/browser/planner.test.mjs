@@ -260,6 +260,30 @@ test('the search keeps pinned degrees, draws the memory-speed front and says why
   assert.equal(await page.isVisible('#pareto-plot'), false);
 });
 
+test('a MoE model\'s expert numbers are editable, and only a MoE model shows them', async () => {
+  await page.goto(base + '#model=mixtral-8x7b&cluster=dgx-h100&gpus=64&tp=2&ep=8&gbs=64&seq=4096');
+  await ready();
+  await page.click('#advanced summary');
+  assert.equal(await page.inputValue('#e-experts'), '8');
+  assert.equal(await page.inputValue('#e-topk'), '2');
+  // 16 experts of the same size: the routed-expert weights per GPU double (EP8 holds 2 instead of 1).
+  const before = Number(await page.getAttribute('#memory-bar', 'data-total'));
+  await setNumber('e-experts', 16);
+  await settle(() => location.hash.includes('e-experts=16'));
+  await settle((b) => Number(document.querySelector('#memory-bar').getAttribute('data-total')) > b, before);
+  const plan = await page.evaluate(async () => {
+    const r = await fetch('/api/plan', { method: 'POST', body: JSON.stringify({ model: { preset: 'mixtral-8x7b',
+      moe: { experts: 16, top_k: 2, shared_experts: 0, expert_ffn_hidden: 14336, dense_layers: 0, layer_freq: 1 } },
+      cluster: { preset: 'dgx-h100', gpus: 64 }, layout: { tp: 2, ep: 8, global_batch: 64, seq_len: 4096 } }) });
+    return r.json();
+  });
+  assert.equal(plan.inputs.model.moe.experts, 16);
+  // A dense model hides them.
+  await page.selectOption('#model', 'llama3-8b');
+  await settle(() => document.querySelector('#e-experts').closest('label').hidden);
+  await page.click('#advanced summary');
+});
+
 test('a shared URL restores the whole state', async () => {
   const url = base + '#model=mixtral-8x7b&cluster=dgx-h100&gpus=32&tp=2&pp=2&ep=8&mb=2&gbs=128&seq=4096&zero=2&recompute=selective&sp=1&precision=fp8&schedule=1f1b';
   const other = await browser.newPage({ viewport: { width: 1280, height: 800 } });
