@@ -390,6 +390,30 @@ test('on a phone the answer comes first and the page never scrolls sideways', as
   await phone.close();
 });
 
+test('on a phone: make it fit, compare and export work and stay inside the screen', async () => {
+  const phone = await browser.newPage({ viewport: { width: 390, height: 844 } });
+  phone.on('pageerror', (e) => { throw e; });
+  await phone.goto(base + '#model=llama3-70b&cluster=dgx-h100&gpus=64&tp=8&pp=1&gbs=64&seq=8192&zero=0&mb=2');
+  await ready(phone);
+  await phone.waitForFunction(() => document.querySelectorAll('#fit-changes li').length > 0);
+  await phone.click('#fit-changes li:first-child button.apply');
+  await phone.waitForFunction(() => document.querySelector('#zero').value === '2' && document.querySelector('#fit-box').hidden);
+  await phone.click('#pin');
+  await phone.fill('#tp', '4');
+  await phone.dispatchEvent('#tp', 'input');
+  await phone.waitForFunction(() => document.querySelector('#compare tbody tr td:nth-child(3)')?.textContent.startsWith('TP4'));
+  // ZeRO 2 (the fix applied above) is DeepSpeed's to run: Megatron has no ZeRO-2.
+  await phone.click('button.export[data-format="deepspeed"]');
+  await phone.waitForFunction(() => document.querySelector('#export-text').textContent.includes('"autotp_size": 4'));
+  const widths = await phone.evaluate(() => ({
+    page: document.documentElement.scrollWidth,
+    compare: document.querySelector('#compare').closest('.scroll').getBoundingClientRect().right,
+    exportText: document.querySelector('#export-text').getBoundingClientRect().right,
+  }));
+  assert.ok(widths.page <= 390 && widths.compare <= 390 && widths.exportText <= 390, JSON.stringify(widths));
+  await phone.close();
+});
+
 test('a narrow window still shows the controls and results', async () => {
   const narrow = await browser.newPage({ viewport: { width: 420, height: 900 } });
   await narrow.goto(base + '#model=llama3-70b&cluster=nvl72&gpus=144&tp=8&gbs=144&seq=4096');
