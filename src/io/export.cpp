@@ -11,7 +11,11 @@ namespace shardplan {
 
 namespace {
 
-std::string without_ep(std::string order) {
+// The rank order as a framework must match it: ep's place matters only when it has ranks, so with a
+// dense model or ep = 1 it is left out ("tp-cp-pp-dp").
+std::string order_to_match(const ModelSpec& m, const Layout& l) {
+    std::string order = order_string(l);
+    if (m.moe && l.ep > 1) return order;
     const size_t at = order.find("ep-");
     if (at != std::string::npos) order.erase(at, 3);
     else if (order.ends_with("-ep")) order.erase(order.size() - 3);
@@ -45,8 +49,7 @@ Export megatron(const ModelSpec& m, const Layout& l) {
     if (l.zero == 2)
         return refuse(F, "Megatron-LM has no ZeRO-2: its distributed optimizer shards the optimizer state (zero 1) and "
                          "keeps the gradient buffer whole; FSDP shards everything (zero 3)");
-    // Where ep sits in the order matters only when it has ranks: with ep = 1 any place is Megatron's.
-    const std::string order = m.moe && l.ep > 1 ? order_string(l) : without_ep(order_string(l));
+    const std::string order = order_to_match(m, l);
     const bool pp_inside_dp = order == "tp-cp-ep-pp-dp" || order == "tp-cp-pp-dp";
     if (!pp_inside_dp && order != "tp-cp-ep-dp-pp" && order != "tp-cp-dp-pp")
         return refuse(F, fmt::format("rank order {} (Megatron offers tp-cp-ep-dp-pp and, with "
@@ -160,8 +163,7 @@ Export torchtitan(const ModelSpec& m, const Layout& l) {
                          "DeepSeek's original with two stages per rank");
     if (l.precision == Precision::nvfp4) return refuse(F, "torchtitan has no nvfp4 training recipe");
     if (l.precision == Precision::fp16) return refuse(F, "torchtitan trains in bfloat16 or float32 (no fp16)");
-    if ((m.moe && l.ep > 1 ? order_string(l) : without_ep(order_string(l))) !=
-        (m.moe && l.ep > 1 ? "tp-cp-ep-dp-pp" : "tp-cp-dp-pp"))
+    if (const std::string order = order_to_match(m, l); order != "tp-cp-ep-dp-pp" && order != "tp-cp-dp-pp")
         return refuse(F, fmt::format("rank order {}: torchtitan builds its device mesh as pp, dp, cp, tp (outermost first)",
                                      order_string(l)));
     if (m.moe && effective_etp(l) != l.tp && effective_etp(l) != 1)
@@ -178,7 +180,9 @@ Export torchtitan(const ModelSpec& m, const Layout& l) {
     if (l.recompute == Recompute::selective) {
         // torchtitan's op-level selective checkpointing replays a fixed set; a dense model has no MoE act.
         const uint32_t relevant = m.moe ? ~0u : ~module_bit(RecomputeModule::moe_act);
-        const uint32_t planned = (l.recompute_modules ? l.recompute_modules : module_bit(RecomputeModule::core_attn));
+        uint32_t planned = 0;
+        for (const auto& [mod, name] : EnumNames<RecomputeModule>::table)
+            if (recomputes(l, mod)) planned |= module_bit(mod);
         if ((planned & relevant) != (op_level_selective_modules() & relevant)) {
             Layout op = l;
             op.recompute_modules = op_level_selective_modules() & relevant;
