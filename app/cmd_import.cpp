@@ -29,7 +29,6 @@ Run setup_import(CLI::App& cmd) {
         ImportContext ctx;
         if (!o->model.empty()) ctx.model = model_from_arg(o->model, "--model");
         ctx.cluster = o->cluster.empty() ? default_scenario().cluster : cluster_from_arg(o->cluster, "--cluster");
-        ctx.cluster_given = !o->cluster.empty();
         if (o->gpus) {
             if (*o->gpus < 1 || *o->gpus > 100'000'000) throw ConfigError("--gpus", "an integer in [1, 100000000]");
             ctx.gpus = *o->gpus;

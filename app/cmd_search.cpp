@@ -117,23 +117,23 @@ Run setup_search(CLI::App& cmd) {
         if (tty && r.elapsed_s >= 1.0) std::fprintf(stderr, "\r%60s\r", "");
         if (framework) {
             if (r.best.empty()) throw ConfigError("--export", "a layout that fits; none does (search without --export for why)");
+            const Export best = export_config(base.model, base.cluster, r.best.front().layout, *framework);
             for (size_t k = 0; k < r.best.size(); ++k) {
-                const Export e = export_config(base.model, base.cluster, r.best[k].layout, *framework);
+                const Export e = k == 0 ? best : export_config(base.model, base.cluster, r.best[k].layout, *framework);
                 if (e.refusal) continue;
                 if (k > 0)  // said on stderr: stdout stays the configuration
                     std::cerr << fmt::format("# {} cannot express the fastest layout ({}: {}); this is the fastest it "
                                              "can, #{} at {:.0f} tokens/s/GPU against {:.0f}\n",
                                              enum_name(*framework), to_string(r.best[0].layout),
-                                             *export_config(base.model, base.cluster, r.best[0].layout, *framework).refusal,
+                                             *best.refusal,
                                              k + 1, r.best[k].throughput.tokens_per_s_per_gpu,
                                              r.best[0].throughput.tokens_per_s_per_gpu);
                 std::cout << e.text;
                 return 0;
             }
-            const Export first = export_config(base.model, base.cluster, r.best.front().layout, *framework);
             throw ConfigError("--export", "a layout " + enum_choices<Framework>() + " can express; none of the " +
                                               std::to_string(r.best.size()) + " fastest can, the best (" +
-                                              to_string(r.best.front().layout) + ") because " + *first.refusal);
+                                              to_string(r.best.front().layout) + ") because " + *best.refusal);
         }
         if (fmt == OutputFormat::as_json) {
             std::cout << search_to_json(r, o->pareto).dump(2) << "\n";

@@ -42,7 +42,6 @@ const LaunchKey* find_launch_key(Framework f, std::string_view name);
 struct ImportContext {
     std::optional<ModelSpec> model;   // --model; else the configuration's own (Megatron flags, torchtitan name)
     ClusterSpec cluster;              // the GPUs it runs on
-    bool cluster_given = false;
     std::optional<int64_t> gpus;      // else torchrun's --nproc-per-node × --nnodes, or what the degrees imply
     std::optional<int64_t> seq_len;   // DeepSpeed's config has none
 };

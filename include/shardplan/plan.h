@@ -9,6 +9,7 @@
 ///   if (p.rejection) ...;               // e.g. {"tp_divides_heads", "layout.tp", "a divisor of heads (128)..."}
 ///   p.memory.total_bytes(); p.time.step_s; p.throughput.mfu;
 #pragma once
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -96,6 +97,8 @@ struct Plan {
     TimeBreakdown time;
     Throughput throughput;
     bool feasible() const { return !rejection && memory_fits; }
+    /// How much memory the fullest stage lacks (0 when it fits).
+    double short_bytes() const { return std::max(0.0, memory.total_bytes() - capacity_bytes); }
 };
 
 /// The per-layer work and memory of a layout (a dense, a MoE and the LM-head layer for one micro-batch). It depends

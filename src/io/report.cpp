@@ -29,7 +29,7 @@ constexpr Field kFields[] = {
     {"memory.capacity_bytes", "usable HBM", Unit::bytes, [](const Plan& p) { return p.capacity_bytes; }},
     {"memory.fits", "fits", Unit::flag, [](const Plan& p) { return p.memory_fits ? 1.0 : 0.0; }},
     {"memory.short_bytes", "short by", Unit::bytes,
-     [](const Plan& p) { return std::max(0.0, p.memory.total_bytes() - p.capacity_bytes); }},
+     [](const Plan& p) { return p.short_bytes(); }},
     {"memory.worst_stage", "worst stage", Unit::count, [](const Plan& p) { return double(p.worst_memory_stage); }},
     {"time.step_s", "step", Unit::seconds, [](const Plan& p) { return p.time.step_s; }},
     {"time.compute_s", "compute", Unit::seconds, [](const Plan& p) { return p.time.compute_s; }},
@@ -111,7 +111,7 @@ std::vector<std::string> plan_findings(const Plan& p) {
     const double gb = 1e9;
     if (!p.memory_fits) {
         // Enough digits that a shortfall is never printed as 0.0: MB below 0.1 GB.
-        const double short_bytes = p.memory.total_bytes() - p.capacity_bytes;
+        const double short_bytes = p.short_bytes();
         const std::string by = short_bytes < 0.1 * gb ? fmt::format("{:.1f} MB", short_bytes / 1e6)
                                                        : fmt::format("{:.1f} GB", short_bytes / gb);
         out.push_back(fmt::format("Does not fit: stage {} needs {:.1f} GB of {:.1f} GB usable, short by {}.",
@@ -213,10 +213,10 @@ nlohmann::json fit_changes_to_json(const Plan& p, const std::vector<FitChange>& 
         out.push_back({{"change", f.change}, {"layout", to_json(f.layout)}, {"layout_string", to_string(f.layout)},
                        {"fits", f.plan.memory_fits}, {"tokens_per_s_per_gpu", f.plan.throughput.tokens_per_s_per_gpu},
                        {"memory_bytes", f.plan.memory.total_bytes()},
-                       {"short_bytes", std::max(0.0, f.plan.memory.total_bytes() - f.plan.capacity_bytes)}});
+                       {"short_bytes", f.plan.short_bytes()}});
     return {{"fits", p.memory_fits}, {"layout_string", to_string(p.layout)},
             {"tokens_per_s_per_gpu", p.throughput.tokens_per_s_per_gpu},
-            {"short_bytes", std::max(0.0, p.memory.total_bytes() - p.capacity_bytes)}, {"changes", out}};
+            {"short_bytes", p.short_bytes()}, {"changes", out}};
 }
 
 std::string format_fit_changes(const Plan& p, const std::vector<FitChange>& changes) {
@@ -233,7 +233,7 @@ std::string format_fit_changes(const Plan& p, const std::vector<FitChange>& chan
         s += fmt::format("  {:<34} {:>9.0f} tokens/s/GPU ({:+.1f} %)  {}\n", f.change, f.plan.throughput.tokens_per_s_per_gpu,
                          100.0 * cost,
                          f.plan.memory_fits ? format_value(f.plan.memory.total_bytes(), Unit::bytes) + " fits"
-                                            : "short by " + format_value(f.plan.memory.total_bytes() - f.plan.capacity_bytes, Unit::bytes));
+                                            : "short by " + format_value(f.plan.short_bytes(), Unit::bytes));
         ++shown;
     }
     return s;
