@@ -465,6 +465,39 @@ Draft deepspeed_layout(const Values& v, const ImportContext& ctx) {
     return d;
 }
 
+// What a torchtitan file leaves to the GPU count and the model, once dp is known: replicas whose shard
+// degree is the rest (DDP when nothing is left, HSDP otherwise), and the virtual stages its split makes.
+void torchtitan_degrees(const Values& v, const Draft& d, const ModelSpec& m, Layout& l) {
+    const std::string P = "parallelism.";
+    if (d.shard == -1 && d.replicate > 1) {
+        const std::string key = P + "data_parallel_shard_degree";
+        if (l.dp % d.replicate != 0)
+            v.bad(key, fmt::format("a data-parallel degree ({}) divisible by data_parallel_replicate_degree ({})", l.dp, d.replicate));
+        if (l.dp / d.replicate > 1)
+            v.bad(key, fmt::format("1 with data_parallel_replicate_degree > 1, it comes to {} (the rest): HSDP "
+                                   "(replicated shards) is not modelled", l.dp / d.replicate));
+        l.zero = 0;
+    }
+    const int64_t local = v.integer("training.local_batch_size", 8);
+    if (l.pp > 1 && local * l.dp != l.global_batch)
+        v.bad("training.global_batch_size", "local_batch_size × dp with pipeline parallelism (shardplan streams "
+                                            "every micro-batch of a step through one pipeline pass)");
+    const bool looped = l.schedule == Schedule::interleaved;
+    if (v.has(P + "module_fqns_per_model_part")) {
+        const int64_t parts = static_cast<int64_t>(v.given.at(P + "module_fqns_per_model_part").size());
+        if (parts % l.pp != 0) v.bad(P + "module_fqns_per_model_part", fmt::format("a multiple of pp ({}) parts", l.pp));
+        if (looped) l.vpp = parts / l.pp;
+    } else if (looped && v.has(P + "pipeline_parallel_layers_per_stage")) {
+        const int64_t per = v.integer(P + "pipeline_parallel_layers_per_stage", 1);
+        const int64_t stages = (m.layers + v.integer(P + "pipeline_parallel_first_stage_less_layers", 1, 0) +
+                                v.integer(P + "pipeline_parallel_last_stage_less_layers", 1, 0) + per - 1) / per;
+        if (stages % l.pp != 0)
+            v.bad(P + "pipeline_parallel_layers_per_stage",
+                  fmt::format("a split into a multiple of pp ({}) stages, it makes {}", l.pp, stages));
+        l.vpp = stages / l.pp;
+    }
+}
+
 }  // namespace
 
 Imported import_launch(Framework f, const std::string& text, const ImportContext& ctx, const std::string& field) {
@@ -495,39 +528,9 @@ Imported import_launch(Framework f, const std::string& text, const ImportContext
         l.dp = 0;
         derive_dp(l, c.cluster, field + " (data-parallel degree)");
     }
-    if (f == Framework::torchtitan && d.shard == -1 && d.replicate > 1) {
-        // The shard degree is what the replicas leave: 1 is plain DDP; more would be HSDP.
-        const std::string key = "parallelism.data_parallel_shard_degree";
-        if (l.dp % d.replicate != 0)
-            v.bad(key, fmt::format("a data-parallel degree ({}) divisible by data_parallel_replicate_degree ({})", l.dp, d.replicate));
-        if (l.dp / d.replicate > 1)
-            v.bad(key, fmt::format("1 with data_parallel_replicate_degree > 1, it comes to {} (the rest): HSDP "
-                                   "(replicated shards) is not modelled", l.dp / d.replicate));
-        l.zero = 0;
-    }
     if (l.global_batch < 0) l.global_batch = -l.global_batch * l.dp;  // torchtitan: local × dp
     if (l.global_batch == 0) l.global_batch = l.micro_batch * l.dp;
-    if (f == Framework::torchtitan) {
-        const std::string P = "parallelism.";
-        const int64_t local = v.integer("training.local_batch_size", 8);
-        if (l.pp > 1 && local * l.dp != l.global_batch)
-            v.bad("training.global_batch_size", "local_batch_size × dp with pipeline parallelism (shardplan streams "
-                                                "every micro-batch of a step through one pipeline pass)");
-        const int64_t chunks_per_rank = l.schedule == Schedule::interleaved ? 0 : 1;
-        if (v.has(P + "module_fqns_per_model_part")) {
-            const int64_t parts = static_cast<int64_t>(v.given.at(P + "module_fqns_per_model_part").size());
-            if (parts % l.pp != 0) v.bad(P + "module_fqns_per_model_part", fmt::format("a multiple of pp ({}) parts", l.pp));
-            if (l.schedule == Schedule::interleaved) l.vpp = parts / l.pp;
-        } else if (v.has(P + "pipeline_parallel_layers_per_stage") && chunks_per_rank == 0) {
-            const int64_t per = v.integer(P + "pipeline_parallel_layers_per_stage", 1);
-            const int64_t stages = (c.model.layers + v.integer(P + "pipeline_parallel_first_stage_less_layers", 1, 0) +
-                                    v.integer(P + "pipeline_parallel_last_stage_less_layers", 1, 0) + per - 1) / per;
-            if (stages % l.pp != 0)
-                v.bad(P + "pipeline_parallel_layers_per_stage",
-                      fmt::format("a split into a multiple of pp ({}) stages, it makes {}", l.pp, stages));
-            l.vpp = stages / l.pp;
-        }
-    }
+    if (f == Framework::torchtitan) torchtitan_degrees(v, d, c.model, l);
     if (l.schedule == Schedule::one_f_one_b && l.vpp > 1) l.schedule = Schedule::interleaved;
     if (l.pp == 1) l.vpp = 1;
     if (l.pp == 1 && l.schedule != Schedule::one_f_one_b) l.schedule = Schedule::one_f_one_b;
@@ -547,7 +550,8 @@ Imported import_launch(Framework f, const std::string& text, const ImportContext
 
 json imported_to_json(const Imported& im, const std::string& source) {
     const Case& c = im.c;
-    json model = has_model_preset(c.model.name) && model_params_total(preset_model(c.model.name)) == model_params_total(c.model)
+    // A preset by its name only when it is that preset unchanged (as the cluster below).
+    json model = has_model_preset(c.model.name) && to_json(preset_model(c.model.name)) == to_json(c.model)
                      ? json(c.model.name)
                      : to_json(c.model);
     if (model.is_object()) {
