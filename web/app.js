@@ -273,7 +273,8 @@ function renderTopology(p) {
   const perRow = Math.max(1, Math.floor(900 / (bw + 10)));
   const width = Math.min(domains, perRow) * (bw + 10) + 10, height = Math.ceil(domains / perRow) * (bh + 10) + 40;
   svg.setAttribute('viewBox', `0 0 ${width} ${height}`);
-  svg.style.maxWidth = width + 'px';
+  // Drawn at one user unit per CSS pixel: labels are 11 px at any screen width (its box scrolls if it must).
+  svg.style.width = width + 'px';
   const out = [];
   const pos = (rank) => {
     const d = Math.floor(rank / D), i = rank % D;
@@ -378,7 +379,9 @@ function renderTimeline(trace) {
   const spans = trace.traceEvents.filter((e) => e.ph === 'X' && (e.tid === 0 || e.tid === 3));
   const ranks = 1 + Math.max(...spans.map((e) => e.pid));
   const end = Math.max(...spans.map((e) => e.ts + e.dur));
-  const W = 900, left = 58, row = 22, top = 8;
+  // One user unit per CSS pixel (the drawing's own width, 900 before it is laid out), so the labels are
+  // 11 px on a phone too instead of shrinking with the drawing.
+  const W = Math.max(480, Math.round(svg.getBoundingClientRect().width) || 900), left = 58, row = 22, top = 8;
   const x = (us) => left + (us / end) * (W - left - 8);
   const parts = [];
   for (let r = 0; r < ranks; ++r) parts.push(el('text', { x: 4, y: top + r * row + 15 }, `rank ${r}`));

@@ -137,7 +137,8 @@ function renderPareto(front) {
   const none = !front || !front.length;
   svg.toggleAttribute('hidden', none);
   if (none) { svg.replaceChildren(); return; }
-  const W = 600, H = 220, L = 60, B = 30;
+  // One user unit per CSS pixel (at most 600 wide), so its labels stay 11 px on a phone.
+  const W = Math.min(600, Math.max(300, Math.round(svg.getBoundingClientRect().width) || 600)), H = 220, L = 60, B = 30;
   const xs = front.map((p) => p.memory.total_bytes), ys = front.map((p) => p.throughput.tokens_per_s_per_gpu);
   const x0 = Math.min(...xs), x1 = Math.max(...xs), y0 = 0, y1 = Math.max(...ys) * 1.1;
   const X = (v) => L + (x1 > x0 ? (v - x0) / (x1 - x0) : 0.5) * (W - L - 20);

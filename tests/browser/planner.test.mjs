@@ -1,6 +1,6 @@
 // Browser tests: the real page, served by the real binary, in headless Debian Chromium (playwright-core).
 // Run by CTest (tests/CMakeLists.txt) with SHARDPLAN_BIN and SHOTS_DIR set; screenshots land in SHOTS_DIR.
-import { test, before, after } from 'node:test';
+import { test, before, after, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
@@ -9,6 +9,13 @@ import { chromium } from 'playwright-core';
 const BIN = process.env.SHARDPLAN_BIN;
 const SHOTS = process.env.SHOTS_DIR || '.';
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+// Every test runs at the viewport VIEWPORT names: CTest runs the file twice, as `browser` (a 1440×900
+// desktop) and `browser_phone` (a 390×844 phone); screenshots of the phone run end in -phone.
+const VIEWPORTS = { desktop: { width: 1440, height: 900 }, phone: { width: 390, height: 844 } };
+const VIEW = process.env.VIEWPORT || 'desktop';
+const VIEWPORT = VIEWPORTS[VIEW];
+if (!VIEWPORT) throw new Error(`VIEWPORT: expected desktop or phone, got ${VIEW}`);
+const shot = (name) => `${SHOTS}/${name}${VIEW === 'phone' ? '-phone' : ''}.png`;
 let server, base, browser, page;
 
 before(async () => {
@@ -27,8 +34,14 @@ before(async () => {
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
            '--disable-component-update', '--disable-sync', '--no-proxy-server'],
   });
-  page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  page = await browser.newPage({ viewport: VIEWPORT });
   page.on('pageerror', (e) => { throw e; });
+});
+
+// Whatever a test did, the page stays inside the screen: nothing scrolls sideways, at either viewport.
+afterEach(async () => {
+  const wide = await page.evaluate(() => document.documentElement.scrollWidth);
+  assert.ok(wide <= VIEWPORT.width, `the page is ${wide} px wide on a ${VIEWPORT.width} px screen`);
 });
 
 after(async () => {
@@ -46,6 +59,12 @@ async function setNumber(id, value) {
   await page.dispatchEvent(`#${id}`, 'input');
 }
 
+// The smallest label of a drawing as rendered, in CSS pixels (the height of its text box): 11 px type
+// gives about 13; a drawing squeezed into a phone used to render it at 6.
+async function smallestLabelPx(selector, p = page) {
+  return p.$$eval(`${selector} text`, (ts) => Math.min(...ts.map((t) => t.getBoundingClientRect().height).filter((h) => h > 0)));
+}
+
 async function settle(check, arg = null) {
   // The page re-plans on every input; wait until what we changed is rendered.
   await page.waitForFunction(check, arg, { timeout: 10000 });
@@ -59,7 +78,8 @@ test('TP above the domain size turns the TP group red and memory per GPU shrinks
   const before = Number(await page.getAttribute('#memory-bar', 'data-total'));
   // The throughput carries its 80 % range from held-out published runs, and says where it comes from.
   assert.match(await page.textContent('#tps-range'), /^80 % range [\d,]+–[\d,]+: where \d+ held-out published runs like it \(dense · hopper/);
-  await page.screenshot({ path: `${SHOTS}/tp8.png`, fullPage: true });
+  assert.ok(await smallestLabelPx('#topology') >= 10, 'topology labels readable');
+  await page.screenshot({ path: shot('tp8'), fullPage: true });
 
   await setNumber('tp', 16);
   await settle(() => document.querySelector('#topology g.group.tp')?.classList.contains('crossing'));
@@ -70,7 +90,7 @@ test('TP above the domain size turns the TP group red and memory per GPU shrinks
   assert.equal(await page.getAttribute('#crossing-note', 'class'), 'crossing');
   assert.equal(await page.locator('#comm tr.crossing[data-axis="tp"]').count(), 1);
   assert.match(page.url(), /tp=16/);
-  await page.screenshot({ path: `${SHOTS}/tp16-crossing.png`, fullPage: true });
+  await page.screenshot({ path: shot('tp16-crossing'), fullPage: true });
 });
 
 test('TP16 on an NVL72 rack outlines the TP group that really leaves its domain, and says which', async () => {
@@ -83,7 +103,7 @@ test('TP16 on an NVL72 rack outlines the TP group that really leaves its domain,
   assert.equal(await page.locator('#topology g.group.tp.crossing').count(), 1);
   assert.match(await page.textContent('#topo-caption'), /TP: ranks 64–79, the first group that leaves its domain/);
   assert.match(await page.textContent('#crossing-note'), /spans 2 scale-up domains of 72/);
-  await page.locator('#topology').screenshot({ path: `${SHOTS}/nvl72-tp16.png` });
+  await page.locator('#topology').screenshot({ path: shot('nvl72-tp16') });
 });
 
 test('an invalid combination is explained inline, not corrected', async () => {
@@ -211,7 +231,7 @@ test('pin a plan and compare the next one against it, line by line', async () =>
   assert.equal(row('layout')[2], 'TP4·CP1·PP1·DP16·EP1');
   assert.match(row('tokens/s per GPU')[3], /^[+−][\d,]+ \([+−][\d.]+ %\)$/);
   assert.ok(row('memory per GPU') && row('TP traffic') && row('DP exposed') && row('activations'));
-  await page.locator('#compare-section').screenshot({ path: `${SHOTS}/compare.png` });
+  await page.locator('#compare-section').screenshot({ path: shot('compare') });
   await page.click('#unpin');
   await settle(() => document.querySelector('#compare-section').hidden);
 });
@@ -248,7 +268,8 @@ test('the search keeps pinned degrees, draws the memory-speed front and says why
   assert.equal(await page.isVisible('#pareto-plot'), true);
   // The front's points are drawn (SVG circles, with a size), one per layout of the front.
   const dots = await page.$$eval('#pareto-plot circle.front', (cs) => cs.map((c) => c.getBBox().width));
-  await page.locator('#pareto-plot').screenshot({ path: `${SHOTS}/pareto.png` });
+  await page.locator('#pareto-plot').screenshot({ path: shot('pareto') });
+  assert.ok(await smallestLabelPx('#pareto-plot') >= 10, 'Pareto labels readable');
   assert.ok(dots.length >= 1 && dots.every((w) => w > 0), JSON.stringify(dots));
   // The cluster's throughput and the three memory figures are shown with the plan.
   assert.match(await page.textContent('#tps-cluster'), /M tokens\/s for the cluster$/);
@@ -286,7 +307,7 @@ test('a MoE model\'s expert numbers are editable, and only a MoE model shows the
 
 test('a shared URL restores the whole state', async () => {
   const url = base + '#model=mixtral-8x7b&cluster=dgx-h100&gpus=32&tp=2&pp=2&ep=8&mb=2&gbs=128&seq=4096&zero=2&recompute=selective&sp=1&precision=fp8&schedule=1f1b';
-  const other = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  const other = await browser.newPage({ viewport: VIEWPORT });
   await other.goto(url);
   await ready(other);
   assert.equal(await other.inputValue('#model'), 'mixtral-8x7b');
@@ -299,7 +320,7 @@ test('a shared URL restores the whole state', async () => {
   assert.equal(await other.inputValue('#precision'), 'fp8');
   assert.equal(await other.textContent('#dp'), '8');
   assert.ok(await other.locator('#comm tr[data-axis="ep"]').count() >= 1, 'the EP all-to-all is listed');
-  await other.screenshot({ path: `${SHOTS}/shared-url.png`, fullPage: true });
+  await other.screenshot({ path: shot('shared-url'), fullPage: true });
   await other.close();
 });
 
@@ -325,7 +346,7 @@ test('find best layout, then load a result', async () => {
   assert.match(first, /order tp-/);
   // Load keeps the rank order (and ETP and gradient dtype) of the result.
   assert.equal(await page.inputValue('#order'), first.match(/order (tp-[a-z-]+)/)[1]);
-  await page.screenshot({ path: `${SHOTS}/search.png`, fullPage: true });
+  await page.screenshot({ path: shot('search'), fullPage: true });
   // Results answer for one model: a model change takes them away.
   await page.selectOption('#model', 'llama3-8b');
   await settle(() => document.querySelectorAll('#search-results li').length === 0);
@@ -348,8 +369,9 @@ test('a pipelined plan shows its simulated timeline, one pass at a time per rank
     for (let i = 1; i < mine.length; ++i) assert.ok(mine[i - 1].end <= mine[i].start + 1e-3, `rank ${r} overlaps`);
   }
   assert.match(await page.textContent('#timeline-caption'), /zb · 8 micro-batches/);
+  assert.ok(await smallestLabelPx('#timeline') >= 10, 'timeline labels readable');
   assert.match(await page.textContent('#time'), /pipeline bubble \(simulated\)/);
-  await page.screenshot({ path: `${SHOTS}/timeline.png`, fullPage: true });
+  await page.screenshot({ path: shot('timeline'), fullPage: true });
   // DualPipe: 4 micro-batches enter at each end; every rank still runs 8 forwards and 8 backwards.
   // While the next timeline is simulated the old one is marked out of date; then replaced.
   let sawStale = false;
@@ -365,7 +387,7 @@ test('a pipelined plan shows its simulated timeline, one pass at a time per rank
   assert.equal(await page.evaluate(() => document.querySelector('#timeline').classList.contains('stale')), false);
   const dual = await page.$$eval('#timeline rect.pass', (rs) => rs.map((r) => r.dataset.kind));
   for (const k of ['F', 'B']) assert.equal(dual.filter((x) => x === k).length, 32);
-  await page.screenshot({ path: `${SHOTS}/timeline-dualpipe.png`, fullPage: true });
+  await page.screenshot({ path: shot('timeline-dualpipe'), fullPage: true });
   await page.selectOption('#schedule', '1f1b');
   await setNumber('pp', 1);
   await settle(() => document.querySelector('#timeline-section').hidden);
@@ -421,6 +443,6 @@ test('a narrow window still shows the controls and results', async () => {
   assert.equal(await narrow.locator('#topology g.group.tp.crossing').count(), 0);  // TP8 inside an NVL72 rack
   assert.ok(await narrow.isVisible('#tp'));
   assert.ok(await narrow.isVisible('#memory-bar'));
-  await narrow.screenshot({ path: `${SHOTS}/narrow.png`, fullPage: true });
+  await narrow.screenshot({ path: shot('narrow'), fullPage: true });
   await narrow.close();
 });

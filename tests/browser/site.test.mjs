@@ -12,6 +12,10 @@ const BIN = process.env.SHARDPLAN_BIN;
 const SITE = process.env.SHARDPLAN_SITE_DIR;
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 const SHOTS = process.env.SHOTS_DIR;
+// Run twice by CTest: VIEWPORT=desktop (1440×900) and VIEWPORT=phone (390×844).
+const VIEW = process.env.VIEWPORT || 'desktop';
+const VIEWPORT = { desktop: { width: 1440, height: 900 }, phone: { width: 390, height: 844 } }[VIEW];
+if (!VIEWPORT) throw new Error(`VIEWPORT: expected desktop or phone, got ${VIEW}`);
 const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css', '.wasm': 'application/wasm' };
 let files, server, api, siteBase, apiBase, browser, page;
 
@@ -37,7 +41,7 @@ before(async () => {
     });
   });
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--no-first-run'] });
-  page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  page = await browser.newPage({ viewport: VIEWPORT });
   page.on('pageerror', (e) => { throw e; });
 });
 
@@ -57,7 +61,7 @@ test('the static page plans in the browser, and its plan is the server\'s', asyn
   assert.equal(await page.locator('#error').isVisible(), false);
   if (SHOTS) {
     mkdirSync(SHOTS, { recursive: true });
-    await page.screenshot({ path: join(SHOTS, 'static-site.png'), fullPage: false });
+    await page.screenshot({ path: join(SHOTS, VIEW === 'phone' ? 'static-site-phone.png' : 'static-site.png'), fullPage: false });
   }
   // The same request through the page's fetch (answered by WebAssembly) and through the server.
   const inBrowser = await page.evaluate(async (c) => {
@@ -88,6 +92,17 @@ test('search and the timeline run in the browser too', async () => {
     return r.json();
   });
   assert.ok(search.best.length >= 1 && search.evaluated > 0);
+  // The planner runs in a Web Worker: while a long search runs, the page's own thread keeps running
+  // (a timer set after the request fires long before the answer), and the page's script sees no Module.
+  const timing = await page.evaluate(async () => {
+    const body = { model: 'llama3-405b', cluster: { preset: 'dgx-h100', gpus: 4096 }, layout: { global_batch: 2048, seq_len: 8192 }, top: 3 };
+    const t0 = performance.now();
+    const answer = fetch('/api/search', { method: 'POST', body: JSON.stringify(body) }).then(() => performance.now());
+    const tick = await new Promise((resolve) => setTimeout(() => resolve(performance.now()), 0));
+    return { tick: tick - t0, done: (await answer) - t0, module: typeof window.Module };
+  });
+  assert.equal(timing.module, 'undefined');
+  assert.ok(timing.tick < 100 && timing.done > timing.tick, JSON.stringify(timing));
   const trace = await page.evaluate(async () => {
     const body = { model: 'llama3-8b', cluster: { preset: 'dgx-h100', gpus: 16 }, layout: { pp: 2, global_batch: 16, seq_len: 4096 } };
     const r = await fetch('/api/trace', { method: 'POST', body: JSON.stringify(body) });
