@@ -30,6 +30,10 @@ void add_scenario_flags(CLI::App& cmd, ScenarioFlags& f, bool with_degrees, bool
                        "core_attn, layernorm, mlp, moe_act, moe, shared_experts, mla_up_proj, mlp_act");
         cmd.add_option("--attention-kernel", f.attention_kernel, "flash | unfused (stores the s×s softmax, as 2022-era Megatron)");
         cmd.add_option("--kernels", f.kernels, "fused | eager (PyTorch ops one by one, as torchtitan and nanotron run them)");
+        cmd.add_option("--stage-split", f.stage_split,
+                       "even | cost (nanotron: stages take layers until their compute cost, LM head included, passes their share)");
+        cmd.add_option("--grad-buckets", f.grad_buckets,
+                       "views | copies (PyTorch DDP's buckets hold a second copy of the gradients, as nanotron runs it)");
         cmd.add_option("--dropout", f.dropout, "true | false (default false: dropout masks kept for the backward)");
         cmd.add_option("--sequence-parallel", f.sequence_parallel, "true | false (default: on when tp > 1)");
         cmd.add_option("--schedule", f.schedule, "gpipe | 1f1b | interleaved | zb | dualpipe");
@@ -56,6 +60,8 @@ Case resolve_base(const ScenarioFlags& f) {
     base.recompute_modules = f.recompute_modules;  // what "selective" replays, when the search tries it
     base.attention_kernel = f.attention_kernel;
     base.kernels = f.kernels;
+    base.stage_split = f.stage_split;
+    base.grad_buckets = f.grad_buckets;
     base.dropout = f.dropout;
     base.dp = 1;  // degrees are the search's to choose: keep resolve_scenario from deriving them
     Case c = resolve_scenario(base);

@@ -45,6 +45,13 @@ Drawn draw(std::mt19937_64& rng) {
     l.precision = pick(rng, {Precision::bf16, Precision::fp8});
     l.schedule = pick(rng, {Schedule::one_f_one_b, Schedule::gpipe, Schedule::interleaved, Schedule::zb});
     if (l.schedule == Schedule::interleaved) l.vpp = 2;
+    // nanotron's ways half the time: eager kernels, stages split by cost (ranks may hold no layer), DDP's
+    // bucket copies of the gradients.
+    if (pick(rng, {true, false})) {
+        l.kernels = Kernels::eager;
+        l.stage_split = StageSplit::cost;
+        l.grad_buckets = GradBuckets::copies;
+    }
     return d;
 }
 

@@ -283,8 +283,117 @@ TEST(Memory, EagerKernelsKeepTheActivationOutputAndTheFp32LossCopies) {
     const MemoryBreakdown eager = stage_memory(m, c, l, s, 1.0);
     EXPECT_DOUBLE_EQ(eager.activations_bytes - fused.activations_bytes, 32.0 * 117'440'512.0);
     EXPECT_DOUBLE_EQ(eager.other_bytes - fused.other_bytes, 2'101'346'304.0);
-    EXPECT_EQ(default_kernels("torchtitan (PyTorch FSDP2/DTensor)"), Kernels::eager);
-    EXPECT_EQ(default_kernels("nanotron (benchmark branch)"), Kernels::eager);
-    EXPECT_EQ(default_kernels("Megatron-Core"), Kernels::fused);
-    EXPECT_EQ(default_kernels(""), Kernels::fused);
+    EXPECT_EQ(framework_defaults("torchtitan (PyTorch FSDP2/DTensor)").kernels, Kernels::eager);
+    EXPECT_EQ(framework_defaults("nanotron (benchmark branch)").kernels, Kernels::eager);
+    EXPECT_EQ(framework_defaults("Megatron-Core").kernels, Kernels::fused);
+    EXPECT_EQ(framework_defaults("").kernels, Kernels::fused);
+}
+
+// nanotron's stage split (layout.stage_split = cost): blocks in order, each rank keeps taking them until
+// the running cost passes its share, the block that passes it included. The Ultra-Scale Playbook's 1.34B
+// model: a layer costs 4·a·d·h + 3·f·h = 4·32·64·2048 + 3·8192·2048 = 67,108,864 (= c); the LM head
+// V·h = 131072·2048 = 4c; the whole 16c + 4c = 20c. On 8 stages each share is 2.5c: rank 0 takes layers
+// 1-3 (3c > 2.5c), rank 1 layers 4-6 (6c > 5c), rank 2 layers 7-8 (8c > 7.5c), rank 3 9-11, rank 4 12-13,
+// rank 5 14-16 (16c > 15c), rank 6 the LM head (20c > 17.5c), rank 7 nothing but the loss's place.
+TEST(Memory, NanotronSplitsStagesByComputeCost) {
+    ModelSpec m = preset_model("llama3-8b");
+    m.layers = 16;
+    m.hidden = 2048;
+    m.heads = 32;
+    m.kv_heads = 32;
+    m.head_dim = 64;
+    m.ffn_hidden = 8192;
+    m.vocab = 131072;
+    Layout l;
+    l.pp = 8;
+    l.stage_split = StageSplit::cost;
+    const auto st = split_stages(m, l);
+    const std::vector<int64_t> want{3, 3, 2, 3, 2, 3, 0, 0};
+    for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(st[i].layers, want[i]) << "stage " << i;
+    EXPECT_TRUE(st[0].first);
+    EXPECT_TRUE(st[6].last);
+    EXPECT_FALSE(st[7].last);
+    EXPECT_FALSE(st[7].first);
+    // On 2 stages (shares of 10c): layers 1-11 (11c > 10c), then 12-16 and the head.
+    l.pp = 2;
+    const auto two = split_stages(m, l);
+    EXPECT_EQ(two[0].layers, 11);
+    EXPECT_EQ(two[1].layers, 5);
+    EXPECT_TRUE(two[1].last);
+    // Llama 3 8B on 8 stages: a layer 4·32·128·4096 + 3·14336·4096 = 243,269,632, the head 128256·4096 =
+    // 525,336,576; the first share is (32 · 243,269,632 + 525,336,576) / 8 = 1,038,745,600, passed by
+    // the 5th layer (1,216,348,160): rank 0 holds 5 layers, as the Ultra-Scale Playbook prints.
+    const ModelSpec llama = preset_model("llama3-8b");
+    l.pp = 8;
+    EXPECT_EQ(split_stages(llama, l)[0].layers, 5);
+    // The even split is the default, and schedules with more than one chunk per rank keep it.
+    l.stage_split = StageSplit::even;
+    EXPECT_EQ(split_stages(llama, l)[0].layers, 4);
+    l.stage_split = StageSplit::cost;
+    l.schedule = Schedule::interleaved;
+    l.vpp = 2;
+    EXPECT_EQ(split_stages(llama, l)[0].layers, 4);
+}
+
+TEST(Memory, CostSplitCoversEveryLayerOnceAndHasOneLastStage) {
+    ModelSpec m = preset_model("llama3-8b");
+    for (int64_t n = 1; n <= 100; ++n)
+        for (int64_t pp = 2; pp <= 40; ++pp) {
+            m.layers = n;
+            Layout l;
+            l.pp = pp;
+            l.stage_split = StageSplit::cost;
+            const auto stages = split_stages(m, l);
+            int64_t total = 0, next = 0, last = 0;
+            for (const Stage& s : stages) {
+                EXPECT_EQ(s.first_layer, next) << n << " on " << pp;
+                next += s.layers;
+                total += s.layers;
+                last += s.last ? 1 : 0;
+            }
+            EXPECT_EQ(total, n) << n << " on " << pp;
+            EXPECT_EQ(last, 1) << n << " on " << pp;
+            EXPECT_TRUE(stages[0].first);
+        }
+}
+
+// PyTorch DDP's buckets (layout.grad_buckets = copies) hold a second copy of the gradients in the weights'
+// dtype once there is data parallelism to reduce over: 2 B per parameter the stage holds. Llama 3 8B on
+// one stage holds 8,030,261,248 parameters: 16,060,522,496 B more at dp 8, nothing at dp 1 or under FSDP.
+TEST(Memory, DdpBucketCopiesAddTheGradientsOnceMoreWhenThereIsDataParallelism) {
+    const ModelSpec m = preset_model("llama3-8b");
+    const ClusterSpec c = preset_cluster("dgx-h100");
+    Layout l;
+    l.dp = 8;
+    l.global_batch = 8;
+    l.grad_dtype = GradDtype::fp32;
+    const Stage s{0, m.layers, 0, true, true, 0};
+    const MemoryBreakdown views = stage_memory(m, c, l, s, 1.0);
+    l.grad_buckets = GradBuckets::copies;
+    EXPECT_DOUBLE_EQ(stage_memory(m, c, l, s, 1.0).grads_bytes - views.grads_bytes, 2.0 * 8'030'261'248.0);
+    l.dp = 1;
+    l.global_batch = 1;
+    EXPECT_DOUBLE_EQ(stage_memory(m, c, l, s, 1.0).grads_bytes, views.grads_bytes);
+    l.dp = 8;
+    l.zero = 3;
+    const MemoryBreakdown fsdp = stage_memory(m, c, l, s, 1.0);
+    l.grad_buckets = GradBuckets::views;
+    EXPECT_DOUBLE_EQ(stage_memory(m, c, l, s, 1.0).grads_bytes, fsdp.grads_bytes);
+}
+
+// Sequence parallelism keeps two full-sequence buffers for the all-gathers of the column-parallel GEMMs'
+// inputs (forward and backward): 2 · 2 B · T · h = 4 · 4096 · 4096 = 67,108,864 B for Llama 3 8B at
+// T = 4096, whatever tp is; none without sequence parallelism.
+TEST(Memory, SequenceParallelKeepsTwoFullSequenceGatherBuffers) {
+    const ModelSpec m = preset_model("llama3-8b");
+    const ClusterSpec c = preset_cluster("dgx-h100");
+    Layout l;
+    l.tp = 8;
+    l.global_batch = 1;
+    l.seq_len = 4096;
+    const Stage s{0, m.layers, 0, true, true, 0};
+    l.sequence_parallel = false;
+    const double off = stage_memory(m, c, l, s, 1.0).other_bytes;
+    l.sequence_parallel = true;
+    EXPECT_DOUBLE_EQ(stage_memory(m, c, l, s, 1.0).other_bytes - off, 67'108'864.0);
 }

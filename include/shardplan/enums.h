@@ -28,6 +28,15 @@ enum class AttentionKernel { flash, unfused };
 /// node each (torchtitan's and nanotron's Llama: the activation's output kept beside its inputs; the loss
 /// through an fp32 copy of the logits). docs/model.md §2.2.
 enum class Kernels { fused, eager };
+/// How layers are split over pipeline stages: even (Megatron-LM: middle stages take ceil(L/pp), the two
+/// ends share the rest) or cost (nanotron: stages take the model's blocks in order until their cumulative
+/// compute cost, a layer's weights and the LM head's V·h, passes their share, keeping the block that
+/// crosses it; early stages get more layers, the last ones the LM head and the loss alone).
+enum class StageSplit { even, cost };
+/// Where data parallelism reduces gradients from: views (the framework's own contiguous gradient buffer:
+/// Megatron's DDP, DeepSpeed, FSDP) or copies (PyTorch DistributedDataParallel with
+/// gradient_as_bucket_view off, as nanotron runs it: its buckets hold a second copy of the gradients).
+enum class GradBuckets { views, copies };
 /// What selective recomputation replays in the backward: Megatron's --recompute-modules names, and
 /// mlp_act (the activation function of dense MLPs and shared experts), which torchtitan's op-level
 /// selective checkpointing replays and Megatron has no module for.
@@ -73,6 +82,14 @@ template <> struct EnumNames<GradDtype> {
 template <> struct EnumNames<Kernels> {
     static constexpr std::array<std::pair<Kernels, std::string_view>, 2> table{{
         {Kernels::fused, "fused"}, {Kernels::eager, "eager"}}};
+};
+template <> struct EnumNames<StageSplit> {
+    static constexpr std::array<std::pair<StageSplit, std::string_view>, 2> table{{
+        {StageSplit::even, "even"}, {StageSplit::cost, "cost"}}};
+};
+template <> struct EnumNames<GradBuckets> {
+    static constexpr std::array<std::pair<GradBuckets, std::string_view>, 2> table{{
+        {GradBuckets::views, "views"}, {GradBuckets::copies, "copies"}}};
 };
 
 template <> struct EnumNames<AttentionKernel> {

@@ -40,6 +40,8 @@ struct Layout {
     uint32_t recompute_modules = 0;
     AttentionKernel attention_kernel = AttentionKernel::flash;
     Kernels kernels = Kernels::fused;  // fused (Megatron-Core/TE) or eager PyTorch ops (torchtitan, nanotron)
+    StageSplit stage_split = StageSplit::even;           // even (Megatron) or by compute cost (nanotron)
+    GradBuckets grad_buckets = GradBuckets::views;       // PyTorch DDP's bucket copies of the gradients (nanotron)
     bool dropout = false;  // dropout masks kept for the backward (modern recipes turn dropout off)
     bool sequence_parallel = true;  // Megatron SP: shard norm/dropout activations along the sequence over tp
     Precision precision = Precision::bf16;
@@ -57,10 +59,17 @@ inline uint32_t module_bit(RecomputeModule m) { return 1u << static_cast<unsigne
 /// the GEMM outputs and recomputes the norms, the activation functions and the attention core. The
 /// default of "selective" for FSDP-family frameworks (case files, import, export).
 uint32_t op_level_selective_modules();
-/// The kernels a framework runs by default, from its name as a case states it: eager for torchtitan and
-/// nanotron (PyTorch modules op by op), fused otherwise (Megatron-Core, NeMo, and llm-foundry with its
-/// fused cross-entropy). docs/model.md §2.2.
-Kernels default_kernels(const std::string& framework);
+/// How a framework implements what the layout leaves open, from its name as a case states it
+/// (docs/model.md §2): eager kernels for torchtitan and nanotron (PyTorch modules op by op), fused
+/// otherwise (Megatron-Core, NeMo, and llm-foundry with its fused cross-entropy); nanotron also splits
+/// stages by compute cost and reduces gradients through PyTorch DDP's bucket copies. Everything else:
+/// an even split and the framework's own gradient buffer.
+struct FrameworkDefaults {
+    Kernels kernels = Kernels::fused;
+    StageSplit stage_split = StageSplit::even;
+    GradBuckets grad_buckets = GradBuckets::views;
+};
+FrameworkDefaults framework_defaults(const std::string& framework);
 /// "core_attn,mlp": the modules a selective layout replays, in Megatron's order.
 std::string recompute_modules_string(const Layout& l);
 /// Expert-data-parallel degree: the tp·cp·dp ranks of one stage, regrouped as etp × ep × edp.

@@ -22,7 +22,7 @@ struct Overrides {
     std::optional<int64_t> gpus, tp, cp, pp, dp, ep, etp, vpp, micro_batch, global_batch, seq_len, zero;
     std::string recompute, precision, schedule, grad_dtype, order, sequence_parallel;
     std::string recompute_modules;  // "core_attn,mlp" (Megatron's names): implies recompute selective
-    std::string attention_kernel, kernels, dropout;
+    std::string attention_kernel, kernels, stage_split, grad_buckets, dropout;
     std::optional<bool> no_crossing;  // search only
 };
 

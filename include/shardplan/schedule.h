@@ -22,7 +22,10 @@ struct Layout;
 /// Layers per pipeline rank. Uneven counts fill the middle stages to ceil(L/pp) and share the rest
 /// between the two end stages, which also carry the embedding and the LM head (Llama 3 405B:
 /// 126 = 7 + 14·8 + 7; DeepSeek-V3 on 16: 61 = 3 + 14·4 + 2).
-/// Interleaved ranks own vpp chunks; DualPipe ranks own stage i and stage pp−1−i.
+/// Interleaved ranks own vpp chunks; DualPipe ranks own stage i and stage pp−1−i. With
+/// layout.stage_split = cost (nanotron, one chunk per rank), ranks take layers in order until their
+/// compute cost, the LM head's V·h included, passes their share: early ranks hold more layers, and the
+/// ranks after the one holding the head may hold none.
 std::vector<Stage> split_stages(const ModelSpec& m, const Layout& l);
 /// The same into `out`, reusing its storage (the search's hot loop).
 void split_stages(const ModelSpec& m, const Layout& l, std::vector<Stage>& out);

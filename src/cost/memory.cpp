@@ -210,6 +210,11 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const ClusterSpec& c, const Lay
     MemoryBreakdown mem;
     mem.weights_bytes = kWeightBytes * sharded(3);
     mem.grads_bytes = grad_bytes(l.grad_dtype) * sharded(2);
+    // PyTorch DistributedDataParallel (gradient_as_bucket_view off, its default) reduces from buckets that
+    // hold a second copy of every gradient in the parameters' dtype, allocated for the run (torch DDP
+    // docs; nanotron wraps its model so). A framework's own contiguous buffer (Megatron, DeepSpeed,
+    // FSDP) is the gradients themselves.
+    if (l.grad_buckets == GradBuckets::copies && l.dp * l.cp > 1 && l.zero < 3) mem.grads_bytes += kWeightBytes * p.total();
     mem.optimizer_bytes = kOptimizerBytes * sharded(1);
 
     const int64_t n_dense = s.layers - s.moe_layers;
@@ -247,6 +252,13 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const ClusterSpec& c, const Lay
         // bytes per logit against the fused kernel's 2 + 4 (torchtitan `cross_entropy(pred.float())`,
         // nanotron `sharded_cross_entropy`).
         if (l.kernels == Kernels::eager) other += 4.0 * T * static_cast<double>(m.vocab) / static_cast<double>(l.tp);
+    }
+    if (l.tp > 1 && l.sequence_parallel) {
+        // Sequence parallelism gathers each column-parallel GEMM's input to the full sequence into a
+        // buffer the framework keeps between layers (Megatron-LM's global memory buffer, nanotron's
+        // MemoryBuffer): one for the forward's all-gather, one for the backward's re-gather.
+        const double T = static_cast<double>(l.micro_batch) * static_cast<double>(l.seq_len) / static_cast<double>(l.cp);
+        other += 2.0 * kElem * T * static_cast<double>(m.hidden);
     }
     if (l.pp > 1) {  // send and receive buffers of the stage boundary activations
         const double boundary = kElem * static_cast<double>(l.micro_batch) * static_cast<double>(l.seq_len) /

@@ -53,6 +53,48 @@ int64_t part_first(const Split& s, int64_t i) {
     return part_layers(s, 0) + (i - 1) * base + std::min(i - 1, std::min(extra, middle));
 }
 
+// nanotron's split (nanotron/models/base.py, build_model): the model's blocks in order (embedding, the
+// layers, final norm, LM head, loss) each cost what get_block_compute_costs gives them, a Llama layer
+// 4·a·d·h + 3·f·h and the LM head V·h, the rest nothing; rank r takes blocks until the running total
+// passes (r + 1)/pp of the whole, keeping the block that passes it. Here a layer costs 4·a·d·h plus its
+// MLP's matrices (3 or 2 of f·h; a MoE layer's top-k routed and shared experts), so a Llama costs what
+// nanotron counts. The LM head and the loss sit on the rank that takes the head; ranks after it hold
+// nothing (1.34B, 16 layers, on 8 stages: 3, 3, 2, 3, 2, 3, 0 + head, 0).
+void split_by_cost(const ModelSpec& m, int64_t pp, std::vector<Stage>& stages) {
+    const double h = static_cast<double>(m.hidden);
+    const double attn = 4.0 * static_cast<double>(m.heads * m.head_dim) * h;
+    const double mats = m.mlp == MlpKind::swiglu ? 3.0 : 2.0;
+    auto layer_cost = [&](int64_t i) {
+        if (m.moe && is_moe_layer(m, i)) {
+            const MoeSpec& e = *m.moe;
+            return attn + mats * h * static_cast<double>(e.expert_ffn_hidden * (e.top_k + e.shared_experts));
+        }
+        return attn + mats * h * static_cast<double>(m.ffn_hidden);
+    };
+    const double head = static_cast<double>(m.vocab) * h;
+    double total = head;
+    for (int64_t i = 0; i < m.layers; ++i) total += layer_cost(i);
+    int64_t r = 0;
+    double sum = 0;
+    auto pass = [&](double cost) {  // a block of this cost goes to rank r, then r moves on past its share
+        const int64_t mine = r;
+        sum += cost;
+        if (sum > total * static_cast<double>(r + 1) / static_cast<double>(pp) && r + 1 < pp) ++r;
+        return mine;
+    };
+    stages[0].first = true;
+    for (int64_t i = 0; i < m.layers; ++i) {
+        Stage& s = stages[static_cast<size_t>(pass(layer_cost(i)))];
+        if (s.layers == 0) s.first_layer = i;
+        ++s.layers;
+        if (m.moe && is_moe_layer(m, i)) ++s.moe_layers;
+    }
+    stages[static_cast<size_t>(pass(head))].last = true;
+    // A rank that took no layer starts where the next layer would be.
+    for (size_t k = 1; k < stages.size(); ++k)
+        if (stages[k].layers == 0) stages[k].first_layer = stages[k - 1].first_layer + stages[k - 1].layers;
+}
+
 }  // namespace
 
 std::vector<Stage> split_stages(const ModelSpec& m, const Layout& l) {
@@ -65,8 +107,13 @@ void split_stages(const ModelSpec& m, const Layout& l, std::vector<Stage>& stage
     const int64_t pp = l.pp;
     const int64_t v = l.schedule == Schedule::interleaved ? l.vpp : 1;
     const int64_t chunks = pp * v;
-    const Split split = make_split(m.layers, chunks);
     stages.assign(static_cast<size_t>(pp), Stage{});
+    for (int64_t r = 0; r < pp; ++r) stages[static_cast<size_t>(r)].index = r;
+    if (l.stage_split == StageSplit::cost && chunks == pp && l.schedule != Schedule::dualpipe && pp > 1) {
+        split_by_cost(m, pp, stages);
+        return;
+    }
+    const Split split = make_split(m.layers, chunks);
     for (int64_t r = 0; r < pp; ++r) {
         Stage& s = stages[static_cast<size_t>(r)];
         s.index = r;

@@ -338,7 +338,7 @@ ClusterSpec cluster_from_json(const json& j, const std::string& path) {
 Layout layout_from_json(const json& j, const std::string& path) {
     Reader r(j, path);
     r.only({"tp", "cp", "pp", "dp", "ep", "etp", "vpp", "micro_batch", "global_batch", "seq_len", "zero", "recompute",
-            "recompute_modules", "attention_kernel", "kernels", "dropout", "sequence_parallel", "precision", "schedule", "grad_dtype",
+            "recompute_modules", "attention_kernel", "kernels", "stage_split", "grad_buckets", "dropout", "sequence_parallel", "precision", "schedule", "grad_dtype",
             "order", "framework"});
     Layout l;
     l.tp = r.integer("tp", 1);
@@ -378,7 +378,10 @@ Layout layout_from_json(const json& j, const std::string& path) {
     if (l.recompute == Recompute::selective && l.recompute_modules == 0 && framework_family(l.framework) == "fsdp")
         l.recompute_modules = op_level_selective_modules();
     l.attention_kernel = r.choice<AttentionKernel>("attention_kernel", AttentionKernel::flash);
-    l.kernels = r.choice<Kernels>("kernels", default_kernels(l.framework));
+    const FrameworkDefaults fw = framework_defaults(l.framework);
+    l.kernels = r.choice<Kernels>("kernels", fw.kernels);
+    l.stage_split = r.choice<StageSplit>("stage_split", fw.stage_split);
+    l.grad_buckets = r.choice<GradBuckets>("grad_buckets", fw.grad_buckets);
     l.dropout = r.boolean("dropout", false);
     l.sequence_parallel = r.boolean("sequence_parallel", l.tp > 1);
     l.precision = r.choice<Precision>("precision", Precision::bf16);
@@ -519,7 +522,8 @@ json to_json(const Layout& l) {
                      if (recomputes(l, m)) mods.push_back(name);
                  return mods;
              }()},
-            {"attention_kernel", enum_name(l.attention_kernel)}, {"kernels", enum_name(l.kernels)}, {"dropout", l.dropout},
+            {"attention_kernel", enum_name(l.attention_kernel)}, {"kernels", enum_name(l.kernels)},
+            {"stage_split", enum_name(l.stage_split)}, {"grad_buckets", enum_name(l.grad_buckets)}, {"dropout", l.dropout},
             {"sequence_parallel", l.sequence_parallel}, {"precision", enum_name(l.precision)},
             {"schedule", enum_name(l.schedule)}, {"grad_dtype", enum_name(l.grad_dtype)},
             {"order", order_string(l)}, {"framework", l.framework}};

@@ -146,6 +146,8 @@ Case apply_overrides(Case c, const Overrides& o, Naming n) {
     }
     if (!o.attention_kernel.empty()) l.attention_kernel = named<AttentionKernel>(o.attention_kernel, "attention_kernel", n);
     if (!o.kernels.empty()) l.kernels = named<Kernels>(o.kernels, "kernels", n);
+    if (!o.stage_split.empty()) l.stage_split = named<StageSplit>(o.stage_split, "stage_split", n);
+    if (!o.grad_buckets.empty()) l.grad_buckets = named<GradBuckets>(o.grad_buckets, "grad_buckets", n);
     if (!o.dropout.empty()) l.dropout = on_off(o.dropout, "dropout", n);
     return c;
 }

@@ -45,11 +45,17 @@ bool recomputes(const Layout& l, RecomputeModule module) {
     return (set & module_bit(module)) != 0;
 }
 
-Kernels default_kernels(const std::string& framework) {
+FrameworkDefaults framework_defaults(const std::string& framework) {
     std::string f = framework;
     for (char& ch : f) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    return f.find("torchtitan") != std::string::npos || f.find("nanotron") != std::string::npos ? Kernels::eager
-                                                                                                : Kernels::fused;
+    FrameworkDefaults d;
+    const bool nanotron = f.find("nanotron") != std::string::npos;
+    if (nanotron || f.find("torchtitan") != std::string::npos) d.kernels = Kernels::eager;
+    if (nanotron) {
+        d.stage_split = StageSplit::cost;      // nanotron/models/base.py build_model
+        d.grad_buckets = GradBuckets::copies;  // torch DistributedDataParallel, gradient_as_bucket_view off
+    }
+    return d;
 }
 
 uint32_t op_level_selective_modules() {
