@@ -397,3 +397,27 @@ TEST(Memory, SequenceParallelKeepsTwoFullSequenceGatherBuffers) {
     l.sequence_parallel = true;
     EXPECT_DOUBLE_EQ(stage_memory(m, c, l, s, 1.0).other_bytes - off, 67'108'864.0);
 }
+
+// The peak's moment. Llama 3 8B on one GPU per stage, T = 4096, fused kernels, nothing recomputed. One
+// layer's MLP keeps gate and up, 2 B · T · 2f = 234,881,024, and the activation output, 2 B · T · f =
+// 117,440,512: 352,321,536 B, more than attention's Q, K, V, O and log-sum-exp (2·T·(4096 + 1024 + 1024)
+// + 2·T·4096 + 4·T·32 = 84,410,368), so a layer's backward holds that much in gradients at once. On the
+// stage with the LM head the loss holds the bf16 logits beside the fp32 copy, 2 B · T · V = 2 · 4096 ·
+// 128256 = 1,050,673,152 B, which is more: its peak is the loss. Stage 0 of two peaks in a layer's
+// backward: 352,321,536 B plus the send and receive buffers of one boundary activation each,
+// 2 · 2 B · T · h = 67,108,864 B.
+TEST(Memory, ThePeakIsTheLossOrALayersBackwardWhicheverHoldsMore) {
+    const ModelSpec m = preset_model("llama3-8b");
+    const ClusterSpec c = preset_cluster("dgx-h100");
+    Layout l;
+    l.pp = 2;
+    l.global_batch = 8;
+    l.seq_len = 4096;
+    const auto st = split_stages(m, l);
+    const MemoryBreakdown first = stage_memory(m, c, l, st[0], 2.0);
+    EXPECT_EQ(first.peak, PeakMoment::backward);
+    EXPECT_DOUBLE_EQ(first.other_bytes, 352'321'536.0 + 67'108'864.0);
+    const MemoryBreakdown last = stage_memory(m, c, l, st[1], 1.0);
+    EXPECT_EQ(last.peak, PeakMoment::loss);
+    EXPECT_DOUBLE_EQ(last.other_bytes, 1'050'673'152.0 + 67'108'864.0);
+}

@@ -31,25 +31,25 @@ TEST(Validation, PublishedRunsStayWithinTheReachedBounds) {
     // reached: 7 of 340 (2.1 %): six long-context Qwen3-235B runs and the DeepSeek-V3 GB200 baseline, whose
     // "selective" is read as Megatron's default module (core_attn), which keeps the MoE activations.
     EXPECT_LE(double(s.false_oom) / double(s.cases), 0.021) << "runs predicted not to fit although they ran";
-    // reached: 21.2 % on 10 torchtitan runs, against the predicted reserved figure (32.7 % before eager
-    // kernels, 22.5 % before the sequence-parallel gather buffers).
-    EXPECT_LE(s.memory.median_abs_error, 0.22) << "memory model against measured peaks";
+    // reached: 20.3 % on 10 torchtitan runs, against the predicted reserved figure (32.7 % before eager
+    // kernels, 22.5 % before the sequence-parallel gather buffers and a layer's backward at the peak).
+    EXPECT_LE(s.memory.median_abs_error, 0.21) << "memory model against measured peaks";
     // No source is left far behind: each source's median stays under 15 %.
     for (const auto& [source, st] : s.by_source)
         if (st.count >= 5) EXPECT_LE(st.median_abs_error, 0.15) << source;
 }
 
 TEST(Validation, UltraScaleReservedMemoryStaysWithinTheReachedBound) {
-    // 1,170 nanotron runs with measured reserved memory (never fitted on). Reached: median 13.3 %, mean
-    // signed −15.7 % (30.3 % and −29.7 % before nanotron's cost-balanced stage split, DDP's bucket copies
+    // 1,170 nanotron runs with measured reserved memory (never fitted on). Reached: median 12.4 %, mean
+    // signed −14.8 % (13.3 % and −15.7 % without a layer's backward at the peak; 30.3 % and −29.7 % before nanotron's cost-balanced stage split, DDP's bucket copies
     // and the sequence-parallel gather buffers; 39.6 % and −40 % before eager kernels; docs/validation.md
     // "Memory"). The ranking of its same-job pairs: 68.5 % (67.2 % before the split).
     const std::string file = shardplan::testing::shared_path("validation/ultrascale_playbook.json");
     SHARDPLAN_REQUIRE_SHARED(file);
     const ValidationReport r = validate_cases(read_cases(read_json_file(file, "ultrascale"), "ultrascale"));
     EXPECT_GE(r.summary.memory.count, 1100);
-    EXPECT_LE(r.summary.memory.median_abs_error, 0.14);
-    EXPECT_GE(r.summary.memory.mean_signed_error, -0.165);
+    EXPECT_LE(r.summary.memory.median_abs_error, 0.13);
+    EXPECT_GE(r.summary.memory.mean_signed_error, -0.155);
     EXPECT_GE(r.summary.ranking.share(), 0.68);
 }
 

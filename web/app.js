@@ -237,7 +237,10 @@ function renderMemory(p) {
   parts.push(el('line', { x1: cap, x2: cap, y1: 0, y2: H, stroke: '#dc2626', 'stroke-width': 2, id: 'capacity-line' }));
   svg.replaceChildren(...parts);
   svg.dataset.total = m.total_bytes;
-  $('mem-stage').textContent = `stage ${m.worst_stage} (fullest) · ${fmtBytes(m.total_bytes)} of ${fmtBytes(m.capacity_bytes)} usable · ` +
+  const inFlight = p.stages[m.worst_stage]?.in_flight ?? 1;
+  const moment = m.peak === 'loss' ? 'at a micro-batch\'s loss'
+    : `at a layer's backward, ${inFlight} micro-batch${inFlight === 1 ? '' : 'es'} in flight`;
+  $('mem-stage').textContent = `stage ${m.worst_stage} (fullest), ${moment} · ${fmtBytes(m.total_bytes)} of ${fmtBytes(m.capacity_bytes)} usable · ` +
     `allocated ${fmtBytes(m.allocated_bytes)}, reserved ${fmtBytes(m.reserved_bytes)}, device ${fmtBytes(m.device_bytes)}`;
   $('memory-legend').replaceChildren(...Object.entries(COLORS).map(([k, c]) => {
     const li = el('li');

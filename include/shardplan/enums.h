@@ -37,6 +37,10 @@ enum class StageSplit { even, cost };
 /// Megatron's DDP, DeepSpeed, FSDP) or copies (PyTorch DistributedDataParallel with
 /// gradient_as_bucket_view off, as nanotron runs it: its buckets hold a second copy of the gradients).
 enum class GradBuckets { views, copies };
+/// The moment a stage's allocated memory peaks: a layer's backward after the warm-up (every micro-batch
+/// in flight and the gradients of one block's activations) or the loss of a micro-batch (bf16 and fp32
+/// logits at once, on the stage with the LM head).
+enum class PeakMoment { backward, loss };
 /// What selective recomputation replays in the backward: Megatron's --recompute-modules names, and
 /// mlp_act (the activation function of dense MLPs and shared experts), which torchtitan's op-level
 /// selective checkpointing replays and Megatron has no module for.
@@ -107,6 +111,10 @@ template <> struct EnumNames<Axis> {
     static constexpr std::array<std::pair<Axis, std::string_view>, 7> table{{
         {Axis::tp, "tp"}, {Axis::cp, "cp"}, {Axis::pp, "pp"}, {Axis::dp, "dp"}, {Axis::ep, "ep"},
         {Axis::etp, "etp"}, {Axis::edp, "edp"}}};
+};
+template <> struct EnumNames<PeakMoment> {
+    static constexpr std::array<std::pair<PeakMoment, std::string_view>, 2> table{{
+        {PeakMoment::backward, "backward"}, {PeakMoment::loss, "loss"}}};
 };
 template <> struct EnumNames<Tier> {
     static constexpr std::array<std::pair<Tier, std::string_view>, 2> table{{

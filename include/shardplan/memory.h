@@ -24,7 +24,9 @@ struct MemoryBreakdown {
     double grads_bytes = 0;
     double optimizer_bytes = 0;
     double activations_bytes = 0;  // stored for the backward, of every micro-batch in flight
-    double other_bytes = 0;        // buffers: the loss's transient logits, FP8 copies, gathered FSDP layers, PP send/recv
+    double other_bytes = 0;        // buffers: the loss's transient logits or one block's gradients (whichever
+                                   // is larger: `peak`), FP8 copies, gathered FSDP layers, PP send/recv, SP gathers
+    PeakMoment peak = PeakMoment::backward;
     double allocator_bytes = 0;    // reserved − allocated: the caching allocator's rounding and fragmentation
     double runtime_bytes = 0;      // device − reserved: CUDA context, NCCL communicators, library workspaces
     double allocated_bytes() const { return weights_bytes + grads_bytes + optimizer_bytes + activations_bytes + other_bytes; }
@@ -62,6 +64,7 @@ struct LayerMemory {
     LayerParams dense, moe;
     double act_dense = 0, act_moe = 0;            // stored per micro-batch (after recomputation rules)
     double act_full_dense = 0, act_full_moe = 0;  // the working set while one layer's backward runs
+    double grad_dense = 0, grad_moe = 0;          // gradients alive during one block's backward
     double act_head = 0;                          // final norm, LM-head input and logits (last stage)
 };
 LayerMemory layer_memory(const ModelSpec& m, const Layout& l);

@@ -43,6 +43,7 @@ double weight_copy_bytes(Precision p, const std::string& generation) {
 struct ActParts {
     double kept = 0;          // stored across forward → backward with the chosen recomputation
     double full = 0;          // stored with no recomputation
+    double working = 0;       // gradients alive while the layer's larger block (attention or MLP) runs backward
 };
 
 ActParts layer_activations(const ModelSpec& m, const Layout& l, bool moe_layer) {
@@ -71,6 +72,7 @@ ActParts layer_activations(const ModelSpec& m, const Layout& l, bool moe_layer) 
     keep(2.0 * kElem * T * h / sp, false);
     keep(2.0 * gin * T * h / sp, recomputes(l, RecomputeModule::layernorm));
     if (l.dropout) keep(2.0 * T * h / sp, false);  // 1-byte masks after attention and after the MLP
+    const double before_attention = full;
     // Attention: Q, K, V feed the core; its output O feeds the output projection.
     keep(kElem * T * (qw + kw + vw) / tp, mla && recomputes(l, RecomputeModule::mla_up_proj));
     // O: flash attention's backward needs it in bf16; the output projection keeps its own copy when that
@@ -92,6 +94,7 @@ ActParts layer_activations(const ModelSpec& m, const Layout& l, bool moe_layer) 
     // Eager gated MLPs (`act(gate) * up` as two autograd nodes) also keep the activation's output for
     // the product's backward; a fused SwiGLU kernel recomputes it from gate (Megatron's bias_swiglu).
     const bool eager_glu = l.kernels == Kernels::eager && m.mlp == MlpKind::swiglu;
+    const double before_mlp = full;
     auto mlp = [&](double tokens, double ffn_local, double extra_in, bool whole, bool act) {
         keep(kElem * tokens * gated * ffn_local + extra_in, whole);
         keep(gin * tokens * ffn_local, whole || act);
@@ -114,6 +117,9 @@ ActParts layer_activations(const ModelSpec& m, const Layout& l, bool moe_layer) 
     }
     ActParts parts;
     parts.full = full;
+    // A block's backward makes the gradient of each tensor it kept, about as many bytes, before freeing
+    // what it no longer needs: the larger block's share is the working set of one layer's backward.
+    parts.working = std::max(before_mlp - before_attention, full - before_mlp);
     switch (l.recompute) {
         case Recompute::none: parts.kept = full; break;
         case Recompute::selective: parts.kept = full - dropped; break;
@@ -140,11 +146,13 @@ LayerMemory layer_memory(const ModelSpec& m, const Layout& l) {
     const ActParts d = layer_activations(m, l, false);
     lm.act_dense = d.kept;
     lm.act_full_dense = d.full;
+    lm.grad_dense = d.working;
     if (m.moe) {
         lm.moe = layer_params(m, true);
         const ActParts e = layer_activations(m, l, true);
         lm.act_moe = e.kept;
         lm.act_full_moe = e.full;
+        lm.grad_moe = e.working;
     }
     lm.act_head = head_activations(m, l);
     return lm;
@@ -241,18 +249,26 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const ClusterSpec& c, const Lay
         // FSDP keeps the current and the prefetched layer gathered, plus one layer of unsharded gradients.
         other += p.largest_layer * (2.0 * kWeightBytes + grad_bytes(l.grad_dtype));
     }
+    // The peak comes at one of two moments, whichever holds more beside the micro-batches in flight:
+    // the loss of a micro-batch on the stage with the LM head, or a layer's backward after the warm-up.
+    double loss = 0;
     if (s.last) {
         // The loss: Megatron's vocab-parallel cross-entropy turns the bf16 logits into the fp32 copy it
         // keeps (counted in the activations); for that moment both exist, and again in the backward when
         // the fp32 gradient is cast back for the LM head (megatron/core/tensor_parallel/cross_entropy.py).
         const double T = static_cast<double>(l.micro_batch) * static_cast<double>(l.seq_len) / static_cast<double>(l.cp);
-        other += kElem * T * static_cast<double>(m.vocab) / static_cast<double>(l.tp);
+        loss = kElem * T * static_cast<double>(m.vocab) / static_cast<double>(l.tp);
         // Eager: the loss upcasts the bf16 logits to a new fp32 tensor and shifts (or log-softmaxes) it
         // into another, so at the forward's peak both fp32 tensors sit beside the bf16 logits: 2 + 4 + 4
         // bytes per logit against the fused kernel's 2 + 4 (torchtitan `cross_entropy(pred.float())`,
         // nanotron `sharded_cross_entropy`).
-        if (l.kernels == Kernels::eager) other += 4.0 * T * static_cast<double>(m.vocab) / static_cast<double>(l.tp);
+        if (l.kernels == Kernels::eager) loss += 4.0 * T * static_cast<double>(m.vocab) / static_cast<double>(l.tp);
     }
+    // A layer's backward: the gradients of what its larger block (attention or MLP) kept, alive together
+    // for that block (autograd frees each input's gradient once the block before it has consumed it).
+    const double working = std::max(n_dense > 0 ? lm.grad_dense : 0.0, s.moe_layers > 0 ? lm.grad_moe : 0.0);
+    mem.peak = loss >= working && s.last ? PeakMoment::loss : PeakMoment::backward;
+    other += std::max(loss, working);
     if (l.tp > 1 && l.sequence_parallel) {
         // Sequence parallelism gathers each column-parallel GEMM's input to the full sequence into a
         // buffer the framework keeps between layers (Megatron-LM's global memory buffer, nanotron's

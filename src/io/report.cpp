@@ -68,7 +68,7 @@ nlohmann::json memory_json(const MemoryBreakdown& m) {
             {"activations_bytes", m.activations_bytes}, {"other_bytes", m.other_bytes},
             {"allocator_bytes", m.allocator_bytes}, {"runtime_bytes", m.runtime_bytes},
             {"allocated_bytes", m.allocated_bytes()}, {"reserved_bytes", m.reserved_bytes()},
-            {"device_bytes", m.device_bytes()}, {"total_bytes", m.total_bytes()}};
+            {"device_bytes", m.device_bytes()}, {"total_bytes", m.total_bytes()}, {"peak", enum_name(m.peak)}};
 }
 
 }  // namespace
@@ -166,6 +166,7 @@ nlohmann::json plan_to_json(const Plan& p) {
         else if (f.unit == Unit::count) put(j, f.key, static_cast<int64_t>(v));
         else put(j, f.key, v);
     }
+    j["memory"]["peak"] = enum_name(p.memory.peak);  // a name, not a number: outside the field table
     j["comm"] = nlohmann::json::array();
     for (const CommTerm& c : p.comm)
         j["comm"].push_back({{"axis", enum_name(c.axis)}, {"collective", c.collective}, {"group_size", c.group_size},

@@ -74,8 +74,13 @@ std::string format_plan(const Plan& p, bool color) {
         return out;
     }
     line("");
-    line(st.bold(fmt::format("Memory per GPU · stage {} of {} (the fullest) · {}", p.worst_memory_stage, l.pp,
-                             p.memory_fits ? st.green("fits") : st.red("DOES NOT FIT"))));
+    const double in_flight = p.stages.empty() ? 1.0 : p.stages[static_cast<size_t>(p.worst_memory_stage)].in_flight;
+    const std::string moment = p.memory.peak == PeakMoment::loss
+                                   ? "at a micro-batch's loss"
+                                   : fmt::format("at a layer's backward, {:g} micro-batch{} in flight", in_flight,
+                                                 in_flight == 1.0 ? "" : "es");
+    line(st.bold(fmt::format("Memory per GPU · stage {} of {} (the fullest), {} · {}", p.worst_memory_stage, l.pp,
+                             moment, p.memory_fits ? st.green("fits") : st.red("DOES NOT FIT"))));
     line("  " + memory_bar(p, st));
     for (const char* k : {"memory.weights_bytes", "memory.grads_bytes", "memory.optimizer_bytes",
                           "memory.activations_bytes", "memory.other_bytes", "memory.allocated_bytes",

@@ -79,6 +79,16 @@ test('TP above the domain size turns the TP group red and memory per GPU shrinks
   // The throughput carries its 80 % range from held-out published runs, and says where it comes from.
   assert.match(await page.textContent('#tps-range'), /^80 % range [\d,]+–[\d,]+: where \d+ held-out published runs like it \(dense · hopper/);
   assert.ok(await smallestLabelPx('#topology') >= 10, 'topology labels readable');
+  // The memory caption names the moment of the peak (PP 1: the loss of a micro-batch; its logits are
+  // larger than a layer's gradients).
+  assert.match(await page.textContent('#mem-stage'), /^stage 0 \(fullest\), at a micro-batch's loss · /);
+  // Under 1F1B stage 0 keeps pp micro-batches and is fullest at a layer's backward.
+  await page.goto(base + '#model=llama3-70b&cluster=dgx-h100&gpus=64&tp=8&pp=4&gbs=64&seq=4096');
+  await ready();
+  await settle(() => /backward/.test(document.querySelector('#mem-stage').textContent));
+  assert.match(await page.textContent('#mem-stage'), /^stage 0 \(fullest\), at a layer's backward, 4 micro-batches in flight · /);
+  await page.goto(base + '#model=llama3-70b&cluster=dgx-h100&gpus=64&tp=8&gbs=64&seq=4096');
+  await ready();
   await page.screenshot({ path: shot('tp8'), fullPage: true });
 
   await setNumber('tp', 16);
@@ -369,6 +379,8 @@ test('a pipelined plan shows its simulated timeline, one pass at a time per rank
     for (let i = 1; i < mine.length; ++i) assert.ok(mine[i - 1].end <= mine[i].start + 1e-3, `rank ${r} overlaps`);
   }
   assert.match(await page.textContent('#timeline-caption'), /zb · 8 micro-batches/);
+  // ZB-H1 holds pp micro-batches on every stage: the last one, with the loss on top, is the fullest.
+  assert.match(await page.textContent('#mem-stage'), /^stage 3 \(fullest\), at a micro-batch's loss · /);
   assert.ok(await smallestLabelPx('#timeline') >= 10, 'timeline labels readable');
   assert.match(await page.textContent('#time'), /pipeline bubble \(simulated\)/);
   await page.screenshot({ path: shot('timeline'), fullPage: true });
