@@ -28,6 +28,10 @@ void add_scenario_flags(CLI::App& cmd, ScenarioFlags& f, bool with_degrees, bool
         cmd.add_option("--recompute-modules", f.recompute_modules,
                        "What selective recomputation replays, Megatron's names joined by ',' (default core_attn): "
                        "core_attn, layernorm, mlp, moe_act, moe, shared_experts, mla_up_proj, mlp_act");
+        cmd.add_option("--recompute-method", f.recompute_method,
+                       "With --recompute full: uniform (groups of --recompute-layers, each group's input kept) | block "
+                       "(only the first --recompute-layers layers of each rank's chunk recomputed)");
+        cmd.add_option("--recompute-layers", f.recompute_layers, "With --recompute full: Megatron's --recompute-num-layers (default 1)");
         cmd.add_option("--attention-kernel", f.attention_kernel, "flash | unfused (stores the s×s softmax, as 2022-era Megatron)");
         cmd.add_option("--kernels", f.kernels, "fused | eager (PyTorch ops one by one, as torchtitan and nanotron run them)");
         cmd.add_option("--stage-split", f.stage_split,

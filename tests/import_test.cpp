@@ -272,9 +272,9 @@ TEST(Import, BadInputNamesTheArgumentOrKey) {
                "F --tensor-model-parallel-size");
     fails_with(Framework::megatron, "--micro-batch-size 1 --seq-length 4096", "F --bf16");  // fp32 is not modelled
     fails_with(Framework::megatron,
-               "--recompute-granularity full --recompute-method block --recompute-num-layers 4 --micro-batch-size 1 "
+               "--recompute-granularity full --recompute-method block --recompute-num-layers 0 --micro-batch-size 1 "
                "--seq-length 4096 --bf16",
-               "F --recompute-method");  // block recomputes only some layers
+               "F --recompute-num-layers");
     fails_with(Framework::megatron, "--recompute-granularity partial --micro-batch-size 1 --seq-length 4096 --bf16",
                "F --recompute-granularity");
     fails_with(Framework::megatron, "--tensor-model-parallel-size 3 --micro-batch-size 1 --seq-length 4096 --bf16",
@@ -422,4 +422,40 @@ TEST(Import, TorchtitanKernelsFollowTorchCompile) {
     EXPECT_EQ(import_launch(Framework::torchtitan, e.text, ctx, "t").c.layout.kernels, Kernels::eager);
     EXPECT_EQ(import_launch(Framework::torchtitan, e.text + "\n[compile]\nenable = true\n", ctx, "t").c.layout.kernels,
               Kernels::fused);
+}
+
+// Full recomputation's method and N travel through Megatron's flags both ways; torchtitan and DeepSpeed,
+// which checkpoint every layer on its own, refuse any other choice and say how to plan instead.
+TEST(Import, MegatronRecomputeMethodAndLayersRoundTrip) {
+    const ModelSpec m = preset_model("llama3-70b");
+    ClusterSpec c = preset_cluster("dgx-h100");
+    c.gpus = 64;
+    Layout l;
+    l.tp = 8;
+    l.pp = 4;
+    l.dp = 2;
+    l.global_batch = 64;
+    l.recompute = Recompute::full;
+    l.recompute_method = RecomputeMethod::block;
+    l.recompute_layers = 5;
+    const Export e = export_config(m, c, l, Framework::megatron);
+    ASSERT_FALSE(e.refusal) << *e.refusal;
+    EXPECT_NE(e.text.find("--recompute-granularity full --recompute-method block --recompute-num-layers 5"), std::string::npos);
+    ImportContext ctx;
+    ctx.model = m;
+    ctx.cluster = c;
+    ctx.gpus = 64;
+    const Layout back = import_launch(Framework::megatron, e.text, ctx, "exported").c.layout;
+    EXPECT_EQ(back.recompute, Recompute::full);
+    EXPECT_EQ(back.recompute_method, RecomputeMethod::block);
+    EXPECT_EQ(back.recompute_layers, 5);
+    for (Framework f : {Framework::torchtitan, Framework::deepspeed}) {
+        Layout one = l;
+        one.pp = 1;
+        one.dp = 8;
+        one.zero = f == Framework::torchtitan ? 3 : 1;  // the ZeRO stage each can run with TP
+        const Export r = export_config(m, c, one, f);
+        ASSERT_TRUE(r.refusal) << enum_name(f);
+        EXPECT_NE(r.refusal->find("--recompute-method uniform --recompute-layers 1"), std::string::npos) << *r.refusal;
+    }
 }

@@ -421,3 +421,45 @@ TEST(Memory, ThePeakIsTheLossOrALayersBackwardWhicheverHoldsMore) {
     EXPECT_EQ(last.peak, PeakMoment::loss);
     EXPECT_DOUBLE_EQ(last.other_bytes, 1'050'673'152.0 + 67'108'864.0);
 }
+
+// Full recomputation's method and N (Megatron's --recompute-method, --recompute-num-layers). Llama 3 8B,
+// 32 layers on one GPU, T = 4096: a checkpointed layer keeps its input, 2 B · T · h = 2 · 4096 · 4096 =
+// 33,554,432 B. uniform N = 1: 32 inputs; uniform N = 4: 8 group inputs, and a group of 4 layers
+// recomputed at once in the backward; block N = 4: 4 inputs and every activation of the other 28 layers,
+// with one layer recomputed at a time, and an eighth of uniform's replayed forwards.
+TEST(Memory, FullRecomputeByMethodAndNumberOfLayers) {
+    const ModelSpec m = preset_model("llama3-8b");
+    ClusterSpec c = preset_cluster("dgx-h100");
+    c.gpus = 1;
+    Layout l;
+    l.global_batch = 1;
+    l.seq_len = 4096;
+    l.zero = 0;
+    l.recompute = Recompute::full;
+    const Stage s{0, m.layers, 0, false, false, 0};  // no embedding or head: layers only
+    const double input = 33'554'432.0;
+    Layout none = l;
+    none.recompute = Recompute::none;
+    const double full = layer_activation_bytes(m, none, false);
+    auto act = [&](RecomputeMethod method, int64_t n) {
+        Layout x = l;
+        x.recompute_method = method;
+        x.recompute_layers = n;
+        return stage_memory(m, c, x, s, 1.0).activations_bytes;
+    };
+    EXPECT_DOUBLE_EQ(act(RecomputeMethod::uniform, 1), 32 * input + full);
+    EXPECT_DOUBLE_EQ(act(RecomputeMethod::uniform, 4), 8 * input + 4 * full);
+    EXPECT_DOUBLE_EQ(act(RecomputeMethod::block, 4), 4 * input + 28 * full + full);
+    EXPECT_DOUBLE_EQ(act(RecomputeMethod::block, 40), 32 * input + full);  // more than the stage has: all of it
+    // Time: block N = 4 replays 4 of 32 layers' forwards, uniform all 32.
+    Layout block = l;
+    block.recompute_method = RecomputeMethod::block;
+    block.recompute_layers = 4;
+    const Plan pu = evaluate(m, c, l), pb = evaluate(m, c, block);
+    EXPECT_NEAR(pb.stages[0].times.recompute_s, pu.stages[0].times.recompute_s / 8.0, 1e-12);
+    EXPECT_LT(pb.throughput.hardware_flops_per_token, pu.throughput.hardware_flops_per_token);
+    EXPECT_EQ(recomputed_layers(block, s), 4);
+    block.schedule = Schedule::interleaved;  // N per chunk: two chunks of a rank, 8 layers
+    block.vpp = 2;
+    EXPECT_EQ(recomputed_layers(block, s), 8);
+}

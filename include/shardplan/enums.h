@@ -33,6 +33,11 @@ enum class Kernels { fused, eager };
 /// compute cost, a layer's weights and the LM head's V·h, passes their share, keeping the block that
 /// crosses it; early stages get more layers, the last ones the LM head and the loss alone).
 enum class StageSplit { even, cost };
+/// Which layers full recomputation checkpoints (Megatron's --recompute-method with --recompute-num-layers
+/// N): uniform groups a rank's layers N at a time and keeps each group's input, replaying a whole group
+/// in the backward (N = 1: every layer's input); block recomputes only the first N layers of each chunk
+/// of a rank and keeps every activation of the rest.
+enum class RecomputeMethod { uniform, block };
 /// Where data parallelism reduces gradients from: views (the framework's own contiguous gradient buffer:
 /// Megatron's DDP, DeepSpeed, FSDP) or copies (PyTorch DistributedDataParallel with
 /// gradient_as_bucket_view off, as nanotron runs it: its buckets hold a second copy of the gradients).
@@ -90,6 +95,10 @@ template <> struct EnumNames<Kernels> {
 template <> struct EnumNames<StageSplit> {
     static constexpr std::array<std::pair<StageSplit, std::string_view>, 2> table{{
         {StageSplit::even, "even"}, {StageSplit::cost, "cost"}}};
+};
+template <> struct EnumNames<RecomputeMethod> {
+    static constexpr std::array<std::pair<RecomputeMethod, std::string_view>, 2> table{{
+        {RecomputeMethod::uniform, "uniform"}, {RecomputeMethod::block, "block"}}};
 };
 template <> struct EnumNames<GradBuckets> {
     static constexpr std::array<std::pair<GradBuckets, std::string_view>, 2> table{{

@@ -36,6 +36,9 @@ struct Layout {
     int64_t seq_len = 4096;    // tokens per sequence (s)
     int zero = 1;              // 0 none, 1 optimizer state, 2 + gradients, 3 + parameters (FSDP)
     Recompute recompute = Recompute::none;
+    /// With recompute full: which layers are checkpointed, and N (Megatron's --recompute-num-layers).
+    RecomputeMethod recompute_method = RecomputeMethod::uniform;
+    int64_t recompute_layers = 1;
     /// With recompute selective: a bit per RecomputeModule; 0 means Megatron's default, core_attn.
     uint32_t recompute_modules = 0;
     AttentionKernel attention_kernel = AttentionKernel::flash;

@@ -65,6 +65,8 @@ struct LayerMemory {
     double act_dense = 0, act_moe = 0;            // stored per micro-batch (after recomputation rules)
     double act_full_dense = 0, act_full_moe = 0;  // the working set while one layer's backward runs
     double grad_dense = 0, grad_moe = 0;          // gradients alive during one block's backward
+    int64_t recompute_layers = 0;  // full recomputation's N (0: not full); uniform groups N layers
+    int64_t recompute_block = 0;   // block method: layers recomputed per rank (N × chunks); 0 = uniform
     double act_head = 0;                          // final norm, LM-head input and logits (last stage)
 };
 LayerMemory layer_memory(const ModelSpec& m, const Layout& l);
@@ -85,5 +87,8 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const ClusterSpec& c, const Lay
 /// What each further micro-batch in flight adds to the stage's stored activations (before the allocator's
 /// share): stage_memory(in_flight) = stage_memory(0) with add_activations(in_flight × this, fragmentation).
 double stage_activation_bytes_per_micro_batch(const Stage& s, const LayerMemory& lm);
+/// The layers of a stage full recomputation replays: every one (uniform), the first recompute_layers of
+/// each of the rank's chunks (block), none without full recomputation.
+int64_t recomputed_layers(const Layout& l, const Stage& s);
 
 }  // namespace shardplan

@@ -20,8 +20,10 @@ namespace shardplan {
 /// with names are text, as typed: apply_overrides and search_space read and check them.
 struct Overrides {
     std::optional<int64_t> gpus, tp, cp, pp, dp, ep, etp, vpp, micro_batch, global_batch, seq_len, zero;
+    std::optional<int64_t> recompute_layers;  // with recompute full: Megatron's --recompute-num-layers
     std::string recompute, precision, schedule, grad_dtype, order, sequence_parallel;
     std::string recompute_modules;  // "core_attn,mlp" (Megatron's names): implies recompute selective
+    std::string recompute_method;   // with recompute full: uniform | block
     std::string attention_kernel, kernels, stage_split, grad_buckets, dropout;
     std::optional<bool> no_crossing;  // search only
 };

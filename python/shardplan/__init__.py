@@ -77,7 +77,7 @@ def plan(model=None, cluster=None, gpus=None, **layout):
     """The plan of one layout: memory per GPU by category, traffic per axis, step time, MFU.
 
     ``layout`` takes the case format's layout fields: tp, cp, pp, dp, ep, etp, vpp, micro_batch,
-    global_batch, seq_len, zero, recompute, recompute_modules, attention_kernel, kernels, stage_split,
+    global_batch, seq_len, zero, recompute, recompute_modules, recompute_method, recompute_layers, attention_kernel, kernels, stage_split,
     grad_buckets, dropout, sequence_parallel, precision, schedule, grad_dtype, order, framework.
     """
     return Plan(_call(_native.api("POST", "/api/plan", _json.dumps(_case(model, cluster, gpus, layout)))))

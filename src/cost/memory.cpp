@@ -155,6 +155,11 @@ LayerMemory layer_memory(const ModelSpec& m, const Layout& l) {
         lm.grad_moe = e.working;
     }
     lm.act_head = head_activations(m, l);
+    if (l.recompute == Recompute::full) {
+        lm.recompute_layers = l.recompute_layers;
+        const int64_t chunks = l.schedule == Schedule::interleaved ? l.vpp : (l.schedule == Schedule::dualpipe ? 2 : 1);
+        if (l.recompute_method == RecomputeMethod::block) lm.recompute_block = l.recompute_layers * chunks;
+    }
     return lm;
 }
 
@@ -194,10 +199,26 @@ double layer_activation_bytes_full(const ModelSpec& m, const Layout& l, bool moe
     return layer_activations(m, l, moe_layer).full;
 }
 
+int64_t recomputed_layers(const Layout& l, const Stage& s) {
+    if (l.recompute != Recompute::full) return 0;
+    if (l.recompute_method == RecomputeMethod::uniform) return s.layers;
+    const int64_t chunks = l.schedule == Schedule::interleaved ? l.vpp : (l.schedule == Schedule::dualpipe ? 2 : 1);
+    return std::min(s.layers, l.recompute_layers * chunks);
+}
+
 double stage_activation_bytes_per_micro_batch(const Stage& s, const LayerMemory& lm) {
-    const double per_mb = static_cast<double>(s.layers - s.moe_layers) * lm.act_dense +
-                          static_cast<double>(s.moe_layers) * lm.act_moe + (s.last ? lm.act_head : 0.0);
-    return per_mb;
+    const double nd = static_cast<double>(s.layers - s.moe_layers), ne = static_cast<double>(s.moe_layers);
+    const double head = s.last ? lm.act_head : 0.0;
+    if (lm.recompute_layers == 0) return nd * lm.act_dense + ne * lm.act_moe + head;
+    // Full recomputation: a checkpointed layer keeps its input (act_dense = act_moe then: 2·T·h/sp); block
+    // keeps every activation of the layers it does not recompute (in the stage's dense/MoE mix); uniform
+    // keeps one input per group of recompute_layers.
+    const int64_t block = lm.recompute_block > 0 ? std::min(s.layers, lm.recompute_block) : s.layers;
+    const double rest = static_cast<double>(s.layers - block);
+    const double full_mix = s.layers > 0 ? (nd * lm.act_full_dense + ne * lm.act_full_moe) / (nd + ne) : 0.0;
+    const double inputs = lm.recompute_block > 0 ? static_cast<double>(block)
+                                                 : static_cast<double>((s.layers + lm.recompute_layers - 1) / lm.recompute_layers);
+    return inputs * lm.act_dense + rest * full_mix + head;
 }
 
 MemoryBreakdown stage_memory(const ModelSpec& m, const ClusterSpec& c, const Layout& l, const Stage& s,
@@ -227,9 +248,12 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const ClusterSpec& c, const Lay
 
     const int64_t n_dense = s.layers - s.moe_layers;
     double act = in_flight * stage_activation_bytes_per_micro_batch(s, lm);
-    if (l.recompute == Recompute::full) {
-        // While one layer's backward runs, its recomputed activations are all alive.
-        act += std::max(n_dense > 0 ? lm.act_full_dense : 0.0, s.moe_layers > 0 ? lm.act_full_moe : 0.0);
+    if (l.recompute == Recompute::full && recomputed_layers(l, s) > 0) {
+        // While a checkpointed group's backward runs, its recomputed activations are all alive: one layer,
+        // or a uniform group of recompute_layers.
+        const int64_t group = lm.recompute_block > 0 ? 1 : std::min(s.layers, lm.recompute_layers);
+        act += static_cast<double>(group) *
+               std::max(n_dense > 0 ? lm.act_full_dense : 0.0, s.moe_layers > 0 ? lm.act_full_moe : 0.0);
     }
     // The caching allocator keeps what activation churn frees for reuse: its share of them.
     mem.add_activations(act, c.gpu.eff.fragmentation);

@@ -129,7 +129,9 @@ Export megatron(const ModelSpec& m, const Layout& l) {
     }
     if (l.zero == 1) arg("--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather");
     if (l.zero == 3) arg("--use-torch-fsdp2");
-    if (l.recompute == Recompute::full) arg("--recompute-granularity full --recompute-method uniform --recompute-num-layers 1");
+    if (l.recompute == Recompute::full)
+        arg(fmt::format("--recompute-granularity full --recompute-method {} --recompute-num-layers {}",
+                        enum_name(l.recompute_method), l.recompute_layers));
     if (l.recompute == Recompute::selective) {  // the modules the plan replays, by Megatron's names
         std::string mods;
         for (const auto& [mod, name] : EnumNames<RecomputeModule>::table)
@@ -177,6 +179,9 @@ Export torchtitan(const ModelSpec& m, const Layout& l) {
                                      dp_shard * l.cp * (effective_etp(l) == 1 ? l.tp : 1)));
     if (l.pp > 1 && l.schedule == Schedule::interleaved && m.layers % (l.pp * l.vpp) != 0)
         return refuse(F, fmt::format("{} layers do not split evenly into {} virtual stages", m.layers, l.pp * l.vpp));
+    if (l.recompute == Recompute::full && (l.recompute_method != RecomputeMethod::uniform || l.recompute_layers != 1))
+        return refuse(F, "its full activation checkpointing wraps every layer on its own (plan with --recompute-method "
+                         "uniform --recompute-layers 1)");
     if (l.recompute == Recompute::selective) {
         // torchtitan's op-level selective checkpointing replays a fixed set; a dense model has no MoE act.
         const uint32_t relevant = m.moe ? ~0u : ~module_bit(RecomputeModule::moe_act);
@@ -267,6 +272,9 @@ Export deepspeed(const ModelSpec& m, const Layout& l) {
     if (l.ep > 1) return refuse(F, "expert parallelism is set up in model code (deepspeed.moe.layer.MoE ep_size)");
     if (l.recompute == Recompute::selective)
         return refuse(F, "DeepSpeed has no selective recomputation setting (choose none or full)");
+    if (l.recompute == Recompute::full && (l.recompute_method != RecomputeMethod::uniform || l.recompute_layers != 1))
+        return refuse(F, "which layers are checkpointed is the model code's choice, not the config's (plan with "
+                         "--recompute-method uniform --recompute-layers 1)");
     if (l.tp > 1 && l.zero == 3)
         return refuse(F, "DeepSpeed's AutoTP training (tensor_parallel.autotp_size) runs with ZeRO stages 0-2, not 3");
     if (l.precision != Precision::bf16 && l.precision != Precision::fp16)

@@ -345,13 +345,12 @@ Draft megatron_layout(const Values& v) {
     const std::string gran = v.text("--recompute-granularity", v.flag("--recompute-activations") ? "selective" : "");
     if (gran == "full") {
         l.recompute = Recompute::full;
-        // The block method recomputes only the first N layers of a stage: a different plan, not modelled.
-        if (v.text("--recompute-method", "uniform") != "uniform")
-            v.bad("--recompute-method", "uniform (block recomputes only some layers of a stage, which shardplan does "
-                                        "not model yet)");
-        if (v.integer("--recompute-num-layers", 1) != 1)
-            d.notes.push_back("layout.recompute: full, with one checkpoint per layer (Megatron's uniform method keeps "
-                              "one per --recompute-num-layers; every layer is recomputed either way)");
+        const std::string method = v.text("--recompute-method", "uniform");
+        const auto parsed = parse_enum<RecomputeMethod>(method);
+        if (!parsed) v.bad("--recompute-method", "uniform or block, got \"" + method + "\"");
+        l.recompute_method = *parsed;
+        l.recompute_layers = v.integer("--recompute-num-layers", 1);
+        if (l.recompute_layers < 1) v.bad("--recompute-num-layers", "at least 1 layer");
     } else if (gran == "selective") {
         l.recompute = Recompute::selective;
         if (v.has("--recompute-modules")) {

@@ -338,7 +338,7 @@ ClusterSpec cluster_from_json(const json& j, const std::string& path) {
 Layout layout_from_json(const json& j, const std::string& path) {
     Reader r(j, path);
     r.only({"tp", "cp", "pp", "dp", "ep", "etp", "vpp", "micro_batch", "global_batch", "seq_len", "zero", "recompute",
-            "recompute_modules", "attention_kernel", "kernels", "stage_split", "grad_buckets", "dropout", "sequence_parallel", "precision", "schedule", "grad_dtype",
+            "recompute_modules", "recompute_method", "recompute_layers", "attention_kernel", "kernels", "stage_split", "grad_buckets", "dropout", "sequence_parallel", "precision", "schedule", "grad_dtype",
             "order", "framework"});
     Layout l;
     l.tp = r.integer("tp", 1);
@@ -370,6 +370,18 @@ Layout layout_from_json(const json& j, const std::string& path) {
             if (!mod) throw ConfigError(r.at("recompute_modules"), "names among " + enum_choices<RecomputeModule>() + ", got " + describe_json(v));
             l.recompute_modules |= module_bit(*mod);
         }
+    }
+    // Full recomputation's method and N (Megatron's --recompute-method, --recompute-num-layers): only
+    // with recompute full, where they mean something.
+    for (const char* key : {"recompute_method", "recompute_layers"})
+        if (r.has(key) && !r.raw(key).is_null() && l.recompute != Recompute::full)
+            throw ConfigError(r.at(key), fmt::format("only with recompute full, got recompute {}", enum_name(l.recompute)));
+    if (r.has("recompute_method") && !r.raw("recompute_method").is_null())
+        l.recompute_method = r.choice<RecomputeMethod>("recompute_method", RecomputeMethod::uniform);
+    if (r.has("recompute_layers") && !r.raw("recompute_layers").is_null()) {
+        l.recompute_layers = r.integer("recompute_layers", 1);
+        if (l.recompute_layers < 1 || l.recompute_layers > 100000)
+            throw ConfigError(r.at("recompute_layers"), fmt::format("a whole number of layers, 1 to 100000, got {}", l.recompute_layers));
     }
     l.framework = r.string("framework", "");
     // "selective" as the framework defines it: Megatron's default module is core_attn (recomputes()'s
@@ -522,6 +534,8 @@ json to_json(const Layout& l) {
                      if (recomputes(l, m)) mods.push_back(name);
                  return mods;
              }()},
+            {"recompute_method", l.recompute == Recompute::full ? json(enum_name(l.recompute_method)) : json(nullptr)},
+            {"recompute_layers", l.recompute == Recompute::full ? json(l.recompute_layers) : json(nullptr)},
             {"attention_kernel", enum_name(l.attention_kernel)}, {"kernels", enum_name(l.kernels)},
             {"stage_split", enum_name(l.stage_split)}, {"grad_buckets", enum_name(l.grad_buckets)}, {"dropout", l.dropout},
             {"sequence_parallel", l.sequence_parallel}, {"precision", enum_name(l.precision)},

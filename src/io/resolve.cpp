@@ -46,7 +46,7 @@ struct IntField {
 constexpr IntField kPositive[] = {{"gpus", &Overrides::gpus}, {"tp", &Overrides::tp}, {"cp", &Overrides::cp},
                                   {"pp", &Overrides::pp}, {"dp", &Overrides::dp}, {"ep", &Overrides::ep},
                                   {"etp", &Overrides::etp}, {"vpp", &Overrides::vpp},
-                                  {"micro_batch", &Overrides::micro_batch}};
+                                  {"micro_batch", &Overrides::micro_batch}, {"recompute_layers", &Overrides::recompute_layers}};
 
 void check_positive(const Overrides& o, Naming n) {
     for (const IntField& f : kPositive)
@@ -143,6 +143,17 @@ Case apply_overrides(Case c, const Overrides& o, Naming n) {
         }
     } else if (!o.recompute.empty() && l.recompute != Recompute::selective) {
         l.recompute_modules = 0;  // a case's modules do not outlive its selective recomputation
+    }
+    if (!o.recompute.empty() && l.recompute != Recompute::full) {  // a case's N does not outlive full
+        l.recompute_method = RecomputeMethod::uniform;
+        l.recompute_layers = 1;
+    }
+    if (!o.recompute_method.empty() || o.recompute_layers) {
+        const char* key = o.recompute_layers ? "recompute_layers" : "recompute_method";
+        if (l.recompute != Recompute::full)
+            throw ConfigError(override_name(key, n), fmt::format("only with recompute full, got recompute {}", enum_name(l.recompute)));
+        if (!o.recompute_method.empty()) l.recompute_method = named<RecomputeMethod>(o.recompute_method, "recompute_method", n);
+        if (o.recompute_layers) l.recompute_layers = *o.recompute_layers;
     }
     if (!o.attention_kernel.empty()) l.attention_kernel = named<AttentionKernel>(o.attention_kernel, "attention_kernel", n);
     if (!o.kernels.empty()) l.kernels = named<Kernels>(o.kernels, "kernels", n);

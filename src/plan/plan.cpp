@@ -218,15 +218,19 @@ const StageClass* time_stages(const Layout& l, const StepWork& w, const LayerCom
         const double nd = static_cast<double>(s.layers - s.moe_layers) * chunk_share;
         const double ne = static_cast<double>(s.moe_layers) * chunk_share;
         const double n = nd + ne;
+        // The share of the stage's layers whose forward is replayed: all but under full recomputation's
+        // block method, which replays the first recompute_layers of each chunk.
+        const double ph = l.recompute == Recompute::full && s.layers > 0
+                              ? static_cast<double>(recomputed_layers(l, s)) / static_cast<double>(s.layers)
+                              : 1.0;
         StageTimes& t = k.times;
         t.fwd_s = nd * dense.fwd_s + ne * moe.fwd_s + (s.last ? head.fwd_s : 0) + n * (l.tp > 1 ? 2 : 0) * x.tp_exp +
                   (l.cp > 1 ? n * x.cp_fwd_exp : 0) + ne * (x.has_ep ? 2 : 0) * x.ep_exp;
-        t.bwd_s = nd * (dense.bwd_s + dense.recompute_s) + ne * (moe.bwd_s + moe.recompute_s) +
-                  (s.last ? head.bwd_s : 0) + n * static_cast<double>(l.tp > 1 ? 2 + 2 * rf : 0) * x.tp_exp +
-                  (l.cp > 1 ? n * x.cp_bwd_exp : 0) + ne * static_cast<double>(x.has_ep ? 2 + 2 * rf : 0) * x.ep_exp;
+        t.recompute_s = ph * (nd * dense.recompute_s + ne * moe.recompute_s +
+                              static_cast<double>(2 * rf) * (n * (l.tp > 1 ? 1 : 0) * x.tp_exp + ne * (x.has_ep ? 1 : 0) * x.ep_exp));
+        t.bwd_s = nd * dense.bwd_s + ne * moe.bwd_s + (s.last ? head.bwd_s : 0) + n * (l.tp > 1 ? 2 : 0) * x.tp_exp +
+                  (l.cp > 1 ? n * x.cp_bwd_exp : 0) + ne * (x.has_ep ? 2 : 0) * x.ep_exp + t.recompute_s;
         t.wgrad_s = nd * dense.wgrad_s + ne * moe.wgrad_s + (s.last ? head.wgrad_s : 0);
-        t.recompute_s = nd * dense.recompute_s + ne * moe.recompute_s +
-                        static_cast<double>(2 * rf) * (n * (l.tp > 1 ? 1 : 0) * x.tp_exp + ne * (x.has_ep ? 1 : 0) * x.ep_exp);
         if (!critical || t.total() > critical->times.total() ||
             (t.total() == critical->times.total() && s.index < critical->first->index))
             critical = &k;
@@ -300,12 +304,18 @@ void add_dp_terms(const Layout& l, const StageParams& owned, const StageTimes& c
 /// 10. FLOPs per token (model and hardware), the peak, then step time and throughput. Hardware FLOPs add
 /// what recomputation replays: a whole layer forward under full recompute, the replayed modules' work under
 /// selective (per GPU per micro-batch in StepWork, scaled back to one token of the whole model).
-void finish_throughput(const ModelSpec& m, const ClusterSpec& c, const Layout& l, const StepWork& w, Plan& plan) {
+void finish_throughput(const ModelSpec& m, const ClusterSpec& c, const Layout& l, const StepWork& w,
+                       const std::vector<Stage>& stages, Plan& plan) {
     Throughput& th = plan.throughput;
     th.model_flops_per_token = model_flops_per_token(m, l.seq_len);
     double recompute_per_token = 0;
-    if (l.recompute == Recompute::full)
-        recompute_per_token = (th.model_flops_per_token - 6.0 * static_cast<double>(m.vocab * m.hidden)) / 3.0;
+    if (l.recompute == Recompute::full) {
+        // The block method replays only some layers: the share of all the model's layers it replays.
+        double replayed = 0;
+        for (const Stage& s : stages) replayed += static_cast<double>(recomputed_layers(l, s));
+        const double share = stages.empty() || m.layers == 0 ? 1.0 : replayed / static_cast<double>(m.layers);
+        recompute_per_token = share * (th.model_flops_per_token - 6.0 * static_cast<double>(m.vocab * m.hidden)) / 3.0;
+    }
     if (l.recompute == Recompute::selective) {
         const double n_moe = static_cast<double>(moe_layers_in(m, 0, m.layers));
         const double per_gpu_mb = (static_cast<double>(m.layers) - n_moe) * w.dense.recompute_flops + n_moe * w.moe.recompute_flops;
@@ -450,7 +460,7 @@ void evaluate_into(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Pl
     plan.time.optimizer_s = optimizer_step_s(owned_params, l.grad_dtype, c);
 
     // 10. Step time and throughput, and how far runs like it strayed from their predictions.
-    finish_throughput(m, c, l, w, plan);
+    finish_throughput(m, c, l, w, x.stages, plan);
     if (o.depth == Depth::full)
         plan.throughput.range = throughput_range(plan.throughput.tokens_per_s_per_gpu, m.moe.has_value(), c.gpu.generation,
                                                  framework_family(l.framework));
