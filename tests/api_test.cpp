@@ -254,6 +254,36 @@ TEST(Api, FitListsTheSingleChangesThatMakeALayoutFit) {
     EXPECT_EQ(handle_api("POST", "/api/fit", R"({"model": "llama3-70b", "cluster": "dgx-h100", "layout": {"tp": 3}})").status, 400);
 }
 
+TEST(Api, FitOffersFullRecomputationOfOnlyAsManyLayersAsItTakes) {
+    // Llama 3 70B, TP8 · PP4 on 64 H100 at 32k tokens: stage 0 (20 layers, 4 micro-batches in flight) needs
+    // 119.6 GB. Recomputing its first N layers fits from some N below 20; N − 1 does not, and the change is
+    // faster than recomputing all 20.
+    const ApiResponse r = handle_api("POST", "/api/fit",
+        R"({"model": "llama3-70b", "cluster": {"preset": "dgx-h100", "gpus": 64},
+            "layout": {"tp": 8, "pp": 4, "global_batch": 64, "seq_len": 32768, "zero": 1}})");
+    ASSERT_EQ(r.status, 200) << r.body;
+    const json j = json::parse(r.body);
+    const json* block = nullptr;
+    const json* full = nullptr;
+    for (const json& c : j["changes"]) {
+        if (c["change"].get<std::string>().ends_with("(block)")) block = &c;
+        if (c["change"] == "recompute full") full = &c;
+    }
+    ASSERT_TRUE(block && full) << r.body;
+    EXPECT_TRUE((*block)["fits"].get<bool>());
+    const json& l = (*block)["layout"];
+    EXPECT_EQ(l["recompute"], "full");
+    EXPECT_EQ(l["recompute_method"], "block");
+    const int64_t n = l["recompute_layers"].get<int64_t>();
+    EXPECT_LT(n, 20);
+    EXPECT_GT((*block)["tokens_per_s_per_gpu"].get<double>(), (*full)["tokens_per_s_per_gpu"].get<double>());
+    json fewer = l;
+    fewer["recompute_layers"] = n - 1;
+    const json plan = json::parse(handle_api("POST", "/api/plan",
+        json{{"model", "llama3-70b"}, {"cluster", {{"preset", "dgx-h100"}, {"gpus", 64}}}, {"layout", fewer}}.dump()).body);
+    if (n > 1) EXPECT_FALSE(plan["memory"]["fits"].get<bool>()) << n - 1 << " layers";
+}
+
 TEST(Api, ExportIsTheLaunchConfigurationOrTheReason) {
     const std::string body = R"({"model": "llama3-70b", "cluster": {"preset": "dgx-h100", "gpus": 64},
         "layout": {"tp": 8, "pp": 2, "global_batch": 64, "seq_len": 4096, "zero": 1}, "format": "megatron"})";

@@ -457,6 +457,7 @@ TEST(Memory, FullRecomputeByMethodAndNumberOfLayers) {
     block.recompute_layers = 4;
     const Plan pu = evaluate(m, c, l), pb = evaluate(m, c, block);
     EXPECT_NEAR(pb.stages[0].times.recompute_s, pu.stages[0].times.recompute_s / 8.0, 1e-12);
+    EXPECT_NEAR(pb.time.recompute_s, pu.time.recompute_s / 8.0, 1e-9);
     EXPECT_LT(pb.throughput.hardware_flops_per_token, pu.throughput.hardware_flops_per_token);
     EXPECT_EQ(recomputed_layers(block, s), 4);
     block.schedule = Schedule::interleaved;  // N per chunk: two chunks of a rank, 8 layers

@@ -5,8 +5,8 @@
 const $ = (id) => document.getElementById(id);
 const DEFAULTS = { model: 'llama3-70b', cluster: 'dgx-h100', gpus: 64, seq: 8192, gbs: 64, tp: 8, cp: 1, pp: 1,
                    ep: 1, etp: 0, vpp: 1, mb: 1, zero: 1, recompute: 'none', sp: 1, precision: 'bf16', schedule: '1f1b',
-                   grad: 'bf16', order: 'tp-cp-ep-dp-pp' };
-const NUMBER_KEYS = ['gpus', 'seq', 'gbs', 'tp', 'cp', 'pp', 'ep', 'vpp', 'mb'];
+                   grad: 'bf16', order: 'tp-cp-ep-dp-pp', rmethod: 'uniform', rlayers: 1 };
+const NUMBER_KEYS = ['gpus', 'seq', 'gbs', 'tp', 'cp', 'pp', 'ep', 'vpp', 'mb', 'rlayers'];
 const ADVANCED = { 'm-layers': 'layers', 'm-hidden': 'hidden', 'm-ffn': 'ffn_hidden', 'm-heads': 'heads',
                    'm-kv': 'kv_heads', 'm-vocab': 'vocab' };
 const COLORS = { weights_bytes: '#2563eb', grads_bytes: '#0891b2', optimizer_bytes: '#7c3aed',
@@ -65,6 +65,8 @@ function toControls() {
   for (const k of NUMBER_KEYS) $(k === 'seq' ? 'seq' : k).value = state[k];
   $('zero').value = String(state.zero);
   $('recompute').value = state.recompute;
+  $('rmethod').value = state.rmethod;
+  for (const label of document.querySelectorAll('label.full-only')) label.hidden = state.recompute !== 'full';
   $('sp').checked = !!state.sp;
   $('precision').value = state.precision;
   $('schedule').value = state.schedule;
@@ -81,6 +83,8 @@ function fromControls() {
   for (const k of NUMBER_KEYS) state[k] = Number($(k).value);
   state.zero = Number($('zero').value);
   state.recompute = $('recompute').value;
+  state.rmethod = $('rmethod').value;
+  for (const label of document.querySelectorAll('label.full-only')) label.hidden = state.recompute !== 'full';
   state.sp = $('sp').checked ? 1 : 0;
   state.precision = $('precision').value;
   state.schedule = $('schedule').value;
@@ -135,6 +139,7 @@ function buildCase() {
               micro_batch: state.mb, global_batch: state.gbs, seq_len: state.seq, zero: state.zero,
               recompute: state.recompute, sequence_parallel: !!state.sp, precision: state.precision,
               schedule: state.schedule, grad_dtype: state.grad, order: state.order,
+              ...(state.recompute === 'full' ? { recompute_method: state.rmethod, recompute_layers: state.rlayers } : {}),
               ...(state.etp > 0 ? { etp: state.etp } : {}) },
   };
 }

@@ -1,6 +1,7 @@
 /// Why a layout does not fit, answered with the changes that would make it: each single change a
-/// practitioner reaches for first (recompute, ZeRO stage, TP×2, PP×2, CP×2, micro-batch ÷2, sequence
-/// parallelism, flash attention), planned in full, the ones that fit first and fastest first, each with
+/// practitioner reaches for first (recompute, full recomputation of only the first N layers of each stage
+/// with the smallest N that fits, ZeRO stage, TP×2, PP×2, CP×2, micro-batch ÷2, sequence parallelism,
+/// flash attention), planned in full, the ones that fit first and fastest first, each with
 /// what it costs in throughput. Used by `plan` (text), POST /api/fit and the page's "make it fit" list.
 ///
 ///   for (const FitChange& f : fit_changes(model, cluster, layout))

@@ -72,8 +72,17 @@ StepWork step_work(const ModelSpec& m, const ClusterSpec& c, const Layout& l) {
 double tokens_per_s_per_gpu_bound(const ModelSpec& m, const ClusterSpec& c, const Layout& l, const StepWork& w) {
     const double n_moe = static_cast<double>(moe_layers_in(m, 0, m.layers));
     const double n_dense = static_cast<double>(m.layers) - n_moe;
-    const double per_mb = n_dense * (w.dense.fwd_s + w.dense.bwd_s + w.dense.recompute_s) +
-                          n_moe * (w.moe.fwd_s + w.moe.bwd_s + w.moe.recompute_s) + w.head.fwd_s + w.head.bwd_s;
+    // Full recomputation's block method replays only some layers: the model-wide share of them.
+    double share = 1.0;
+    if (l.recompute == Recompute::full && l.recompute_method == RecomputeMethod::block) {
+        std::vector<Stage> stages;
+        split_stages(m, l, stages);
+        double replayed = 0;
+        for (const Stage& s : stages) replayed += static_cast<double>(recomputed_layers(l, s));
+        share = m.layers > 0 ? replayed / static_cast<double>(m.layers) : 1.0;
+    }
+    const double per_mb = n_dense * (w.dense.fwd_s + w.dense.bwd_s + share * w.dense.recompute_s) +
+                          n_moe * (w.moe.fwd_s + w.moe.bwd_s + share * w.moe.recompute_s) + w.head.fwd_s + w.head.bwd_s;
     // The slowest stage does at least the average share of the work, m times.
     const double step_lb = static_cast<double>(micro_batches(l)) * per_mb / static_cast<double>(l.pp);
     if (step_lb <= 0) return 1e300;
@@ -431,10 +440,15 @@ void evaluate_into(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Pl
     const double dm = static_cast<double>(mb);
     plan.time.compute_s = dm * (cnd * (w.dense.fwd_s + w.dense.bwd_s) + cne * (w.moe.fwd_s + w.moe.bwd_s) +
                                 (cs.last ? w.head.fwd_s + w.head.bwd_s : 0));
-    plan.time.recompute_s = dm * (cnd * w.dense.recompute_s + cne * w.moe.recompute_s);
+    // The share of the critical stage's layers replayed (full recomputation's block method: the first N of
+    // each chunk; otherwise all).
+    const double ph = l.recompute == Recompute::full && cs.layers > 0
+                          ? static_cast<double>(recomputed_layers(l, cs)) / static_cast<double>(cs.layers)
+                          : 1.0;
+    plan.time.recompute_s = dm * ph * (cnd * w.dense.recompute_s + cne * w.moe.recompute_s);
     const double step_flops = dm * (cnd * w.dense.model_flops + cne * w.moe.model_flops +
-                                    (cs.last ? w.head.model_flops : 0) + cnd * w.dense.recompute_flops +
-                                    cne * w.moe.recompute_flops);
+                                    (cs.last ? w.head.model_flops : 0) +
+                                    ph * (cnd * w.dense.recompute_flops + cne * w.moe.recompute_flops));
     add_layer_terms(l, lc, static_cast<int64_t>((cnd + cne) * dm + 0.5), static_cast<int64_t>(cne * dm + 0.5),
                     step_flops, plan);
 

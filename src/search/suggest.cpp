@@ -39,6 +39,34 @@ std::vector<FitChange> fit_changes(const ModelSpec& m, const ClusterSpec& c, con
         n.recompute_modules = 0;
         add("recompute full", n);
     }
+    if (l.recompute != Recompute::full && !check_layout(m, c, l)) {
+        // Full recomputation of only as many layers per chunk as it takes (Megatron's block method):
+        // memory falls as N grows, so the smallest N that fits, found by bisection, replays the least.
+        Layout n = l;
+        n.recompute = Recompute::full;
+        n.recompute_modules = 0;
+        n.recompute_method = RecomputeMethod::block;
+        const int64_t chunks = l.schedule == Schedule::interleaved ? l.vpp : (l.schedule == Schedule::dualpipe ? 2 : 1);
+        int64_t most = 0;
+        for (const Stage& s : split_stages(m, l)) most = std::max(most, (s.layers + chunks - 1) / chunks);
+        auto fits_with = [&](int64_t layers) {
+            n.recompute_layers = layers;
+            const Plan p = evaluate(m, c, n);
+            return !p.rejection && p.memory_fits;
+        };
+        if (most > 1 && fits_with(most - 1)) {
+            int64_t lo = 1, hi = most - 1;  // hi fits
+            while (lo < hi) {
+                const int64_t mid = (lo + hi) / 2;
+                if (fits_with(mid)) hi = mid;
+                else lo = mid + 1;
+            }
+            n.recompute_layers = hi;
+            add(fmt::format("recompute full, the first {} layer{} of each stage{} (block)", hi, hi == 1 ? "" : "s",
+                            chunks > 1 ? " chunk" : ""),
+                n);
+        }
+    }
     for (int z = l.zero + 1; z <= 3; ++z) {
         Layout n = l;
         n.zero = z;

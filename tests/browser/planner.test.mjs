@@ -226,6 +226,22 @@ test('a layout that does not fit lists the single changes that would make it fit
   await settle(() => document.querySelector('#zero').value === '2');
   await settle(() => document.querySelector('#fit-box').hidden);
   assert.match(await page.textContent('#fits'), /^fits/);
+  // At 32k tokens on TP8 · PP4 one of the fixes recomputes only the first N layers of each stage (block):
+  // applying it sets the method and N, which the page shows only under full recomputation.
+  await page.goto(base + '#model=llama3-70b&cluster=dgx-h100&gpus=64&tp=8&pp=4&gbs=64&seq=32768&zero=1&mb=1');
+  await ready();
+  assert.equal(await page.isVisible('#rlayers'), false);
+  await settle(() => [...document.querySelectorAll('#fit-changes li')].some((li) => /\(block\)/.test(li.textContent)));
+  const block = page.locator('#fit-changes li', { hasText: '(block)' });
+  const n = (await block.textContent()).match(/the first (\d+) layers/)[1];
+  await block.locator('button.apply').click();
+  await settle(() => document.querySelector('#rmethod').value === 'block');
+  assert.equal(await page.inputValue('#recompute'), 'full');
+  assert.equal(await page.inputValue('#rlayers'), n);
+  assert.equal(await page.isVisible('#rlayers'), true);
+  await settle(() => document.querySelector('#fit-box').hidden);
+  assert.match(await page.textContent('#fits'), /^fits/);
+  assert.match(page.url(), new RegExp(`rmethod=block&rlayers=${n}`));
 });
 
 test('pin a plan and compare the next one against it, line by line', async () => {
