@@ -464,3 +464,24 @@ TEST(Memory, FullRecomputeByMethodAndNumberOfLayers) {
     block.vpp = 2;
     EXPECT_EQ(recomputed_layers(block, s), 8);
 }
+
+// Context parallelism: the ring attention's backward double-buffers the K/V chunk it passes on and the
+// dK/dV it returns. Llama 3 8B with an MLP of 1,024 (so attention is the larger block), CP 2 at 4,096
+// tokens: T = 2,048 local tokens. Attention keeps Q, K, V 2·T·(4096 + 1024 + 1024) = 25,165,824, O
+// 2·T·4096 = 16,777,216 and the log-sum-exp 4·T·32 = 262,144; the ring adds 2 · 2 · 2·T·(1024 + 1024) =
+// 33,554,432: 75,759,616 B of gradients and buffers in its backward, more than the MLP's 6·T·1024 =
+// 12,582,912. Stage 0 of two adds its boundary send and receive buffers, 2 · 2·T·4096 = 33,554,432.
+TEST(Memory, RingAttentionDoubleBuffersKeysValuesAndTheirGradients) {
+    ModelSpec m = preset_model("llama3-8b");
+    m.ffn_hidden = 1024;
+    const ClusterSpec c = preset_cluster("dgx-h100");
+    Layout l;
+    l.cp = 2;
+    l.pp = 2;
+    l.global_batch = 8;
+    l.seq_len = 4096;
+    const auto st = split_stages(m, l);
+    const MemoryBreakdown mem = stage_memory(m, c, l, st[0], 2.0);
+    EXPECT_EQ(mem.peak, PeakMoment::backward);
+    EXPECT_DOUBLE_EQ(mem.other_bytes, 75'759'616.0 + 33'554'432.0);
+}

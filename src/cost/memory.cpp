@@ -61,7 +61,7 @@ ActParts layer_activations(const ModelSpec& m, const Layout& l, bool moe_layer) 
     const double gin = is_fp8(l.precision) || l.precision == Precision::nvfp4 ? quantized_bytes(l.precision) : kElem;
     // Each tensor a layer stores for its backward, by the module that would recompute it
     // (Korthikanti et al. 2022 §4.1, re-derived for GQA/MLA, SwiGLU, flash attention and MoE; docs/model.md §2.2).
-    double full = 0, dropped = 0;
+    double full = 0, dropped = 0, dispatch = 0;
     auto keep = [&](double bytes, bool recomputed) {
         full += bytes;
         if (recomputed) dropped += bytes;
@@ -111,6 +111,10 @@ ActParts layer_activations(const ModelSpec& m, const Layout& l, bool moe_layer) 
                 recomputes(l, RecomputeModule::mlp_act));
         const double assign = T * static_cast<double>(e.top_k) * etp / tp;  // routed tokens on this GPU
         mlp(assign, fe / etp, gin * assign * h, rc_moe, recomputes(l, RecomputeModule::moe_act));  // + permuted inputs
+        // With EP the dispatch and combine all-to-alls run between a send and a receive buffer of the routed
+        // tokens (Megatron-Core's MoEAlltoAllTokenDispatcher: permute, all-to-all, sort by expert), and the
+        // backward sends their gradients the same way: two bf16 copies of them while the block runs.
+        if (l.ep > 1) dispatch = 2.0 * kElem * assign * h;
     } else {
         mlp(T, static_cast<double>(m.ffn_hidden) / tp, 0, recomputes(l, RecomputeModule::mlp),
             recomputes(l, RecomputeModule::mlp_act));
@@ -119,7 +123,10 @@ ActParts layer_activations(const ModelSpec& m, const Layout& l, bool moe_layer) 
     parts.full = full;
     // A block's backward makes the gradient of each tensor it kept, about as many bytes, before freeing
     // what it no longer needs: the larger block's share is the working set of one layer's backward.
-    parts.working = std::max(before_mlp - before_attention, full - before_mlp);
+    // With CP the ring attention's backward double-buffers the K/V chunk it passes on and the dK/dV it
+    // returns (TransformerEngine's AttnFuncWithCPAndKVP2P: two p2p buffers each).
+    const double ring = l.cp > 1 ? 2.0 * 2.0 * kElem * T * (kw + vw) / tp : 0.0;
+    parts.working = std::max(before_mlp - before_attention + ring, full - before_mlp + dispatch);
     switch (l.recompute) {
         case Recompute::none: parts.kept = full; break;
         case Recompute::selective: parts.kept = full - dropped; break;
