@@ -196,7 +196,7 @@ struct LayerComm {
 };
 
 LayerComm layer_comm(const ModelSpec& m, const Layout& l, const std::vector<GroupPlacement>& groups, const Fabric& fabric,
-                     const Efficiency& eff, const LayerWork& dense) {
+                     const Efficiency& eff, const LayerWork& dense, const LayerWork& moe) {
     LayerComm x;
     x.recompute_fwd = l.recompute == Recompute::full ? 1 : 0;
     x.tp = tp_traffic(m, l, group(groups, Axis::tp), fabric);
@@ -210,6 +210,12 @@ LayerComm layer_comm(const ModelSpec& m, const Layout& l, const std::vector<Grou
     x.cp_fwd_exp = std::max(0.0, static_cast<double>(l.cp - 1) * x.cp.time_s - eff.overlap_cp * dense.attn_fwd_s);
     x.cp_bwd_exp = std::max(0.0, 2.0 * static_cast<double>(l.cp - 1) * x.cp.time_s - eff.overlap_cp * 2.5 * dense.attn_fwd_s);
     x.ep_exp = (1.0 - eff.overlap_ep) * x.ep.time_s;
+    // DualPipe pairs a forward chunk of one micro-batch with a backward chunk of another and runs each
+    // one's all-to-alls under the other's computation (DeepSeek-V3 report §3.2.1, Fig. 4): a MoE layer's
+    // four all-to-alls (dispatch and combine, forward and backward) hide under its forward and backward
+    // computation, and only what exceeds that stays exposed. The schedule, not a fitted share, decides.
+    if (l.schedule == Schedule::dualpipe && x.has_ep)
+        x.ep_exp = std::max(0.0, x.ep.time_s - (moe.fwd_s + moe.bwd_s) / 4.0);
     return x;
 }
 
@@ -429,7 +435,7 @@ void evaluate_into(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Pl
 
     // 4-5. Per-layer TP/CP/EP traffic; each stage class's per-micro-batch times with what stays exposed.
     const double chunk_share = l.schedule == Schedule::dualpipe ? 0.5 : 1.0;  // a micro-batch crosses one of its 2 stages
-    const LayerComm lc = layer_comm(m, l, plan.groups, fabric, c.gpu.eff, w.dense);
+    const LayerComm lc = layer_comm(m, l, plan.groups, fabric, c.gpu.eff, w.dense, w.moe);
     const StageClass* critical = time_stages(l, w, lc, chunk_share, x.classes);
     plan.critical_stage = critical->first->index;
 
