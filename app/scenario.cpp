@@ -34,6 +34,9 @@ void add_scenario_flags(CLI::App& cmd, ScenarioFlags& f, bool with_degrees, bool
         cmd.add_option("--recompute-layers", f.recompute_layers, "With --recompute full: Megatron's --recompute-num-layers (default 1)");
         cmd.add_option("--attention-kernel", f.attention_kernel, "flash | unfused (stores the s×s softmax, as 2022-era Megatron)");
         cmd.add_option("--kernels", f.kernels, "fused | eager (PyTorch ops one by one, as torchtitan and nanotron run them)");
+        cmd.add_option("--framework", f.framework,
+                       "The framework that runs it (Megatron-LM, torchtitan, nanotron, ...): its defaults for --kernels, "
+                       "--stage-split and --grad-buckets");
         cmd.add_option("--stage-split", f.stage_split,
                        "even | cost (nanotron: stages take layers until their compute cost, LM head included, passes their share)");
         cmd.add_option("--grad-buckets", f.grad_buckets,
@@ -65,6 +68,7 @@ Case resolve_base(const ScenarioFlags& f) {
     base.attention_kernel = f.attention_kernel;
     base.kernels = f.kernels;
     base.stage_split = f.stage_split;
+    base.framework = f.framework;
     base.grad_buckets = f.grad_buckets;
     base.dropout = f.dropout;
     base.dp = 1;  // degrees are the search's to choose: keep resolve_scenario from deriving them

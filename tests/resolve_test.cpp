@@ -109,3 +109,27 @@ TEST(Resolve, DerivationsFollowTheOverrides) {
     o.sequence_parallel = "true";
     EXPECT_TRUE(apply_overrides(c, o, Naming::flags).layout.sequence_parallel);
 }
+
+// A framework named on top of a case brings its ways (framework_defaults); a flag given beside it wins.
+// recompute_layers and recompute_method go with full recomputation only, and are no search pins.
+TEST(Resolve, FrameworkBringsItsDefaultsAndRecomputeLayersNeedFull) {
+    Overrides o;
+    o.framework = "nanotron";
+    const Layout nano = apply_overrides(llama70b_on(128), o, Naming::flags).layout;
+    EXPECT_EQ(nano.kernels, Kernels::eager);
+    EXPECT_EQ(nano.stage_split, StageSplit::cost);
+    EXPECT_EQ(nano.grad_buckets, GradBuckets::copies);
+    o.stage_split = "even";
+    EXPECT_EQ(apply_overrides(llama70b_on(128), o, Naming::flags).layout.stage_split, StageSplit::even);
+    Overrides r;
+    r.recompute_layers = 4;
+    EXPECT_EQ(error_of([&] { apply_overrides(llama70b_on(128), r, Naming::flags); }),
+              "--recompute-layers: expected only with recompute full, got recompute none");
+    r.recompute = "full";
+    r.recompute_method = "block";
+    const Layout block = apply_overrides(llama70b_on(128), r, Naming::flags).layout;
+    EXPECT_EQ(block.recompute_method, RecomputeMethod::block);
+    EXPECT_EQ(block.recompute_layers, 4);
+    EXPECT_NE(error_of([&] { overrides_from_json(json{{"recompute_layers", 2}}, "pins"); }).find("pins.recompute_layers: expected a known"),
+              std::string::npos);
+}

@@ -5,7 +5,7 @@
 const $ = (id) => document.getElementById(id);
 const DEFAULTS = { model: 'llama3-70b', cluster: 'dgx-h100', gpus: 64, seq: 8192, gbs: 64, tp: 8, cp: 1, pp: 1,
                    ep: 1, etp: 0, vpp: 1, mb: 1, zero: 1, recompute: 'none', sp: 1, precision: 'bf16', schedule: '1f1b',
-                   grad: 'bf16', order: 'tp-cp-ep-dp-pp', rmethod: 'uniform', rlayers: 1 };
+                   grad: 'bf16', order: 'tp-cp-ep-dp-pp', rmethod: 'uniform', rlayers: 1, fw: '' };
 const NUMBER_KEYS = ['gpus', 'seq', 'gbs', 'tp', 'cp', 'pp', 'ep', 'vpp', 'mb', 'rlayers'];
 const ADVANCED = { 'm-layers': 'layers', 'm-hidden': 'hidden', 'm-ffn': 'ffn_hidden', 'm-heads': 'heads',
                    'm-kv': 'kv_heads', 'm-vocab': 'vocab' };
@@ -72,6 +72,7 @@ function toControls() {
   $('schedule').value = state.schedule;
   $('etp').value = state.etp > 0 ? String(state.etp) : '';
   $('grad').value = state.grad;
+  $('fw').value = state.fw;
   // A rank order outside the two offered (a search result's, a shared link's) joins the list.
   if (![...$('order').options].some((o) => o.value === state.order)) $('order').append(new Option(state.order, state.order));
   $('order').value = state.order;
@@ -90,6 +91,7 @@ function fromControls() {
   state.schedule = $('schedule').value;
   state.etp = $('etp').value === '' ? 0 : Number($('etp').value);
   state.grad = $('grad').value;
+  state.fw = $('fw').value;
   state.order = $('order').value;
   for (const id of Object.keys(ADVANCED)) {
     const v = $(id).value, base = presetModel()[ADVANCED[id]];
@@ -140,6 +142,7 @@ function buildCase() {
               recompute: state.recompute, sequence_parallel: !!state.sp, precision: state.precision,
               schedule: state.schedule, grad_dtype: state.grad, order: state.order,
               ...(state.recompute === 'full' ? { recompute_method: state.rmethod, recompute_layers: state.rlayers } : {}),
+              ...(state.fw ? { framework: state.fw } : {}),
               ...(state.etp > 0 ? { etp: state.etp } : {}) },
   };
 }

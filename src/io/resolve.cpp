@@ -156,6 +156,14 @@ Case apply_overrides(Case c, const Overrides& o, Naming n) {
         if (o.recompute_layers) l.recompute_layers = *o.recompute_layers;
     }
     if (!o.attention_kernel.empty()) l.attention_kernel = named<AttentionKernel>(o.attention_kernel, "attention_kernel", n);
+    if (!o.framework.empty()) {
+        if (o.framework.size() > 200) throw ConfigError(override_name("framework", n), "a framework name of at most 200 characters");
+        l.framework = o.framework;
+        const FrameworkDefaults fw = framework_defaults(l.framework);
+        l.kernels = fw.kernels;
+        l.stage_split = fw.stage_split;
+        l.grad_buckets = fw.grad_buckets;
+    }
     if (!o.kernels.empty()) l.kernels = named<Kernels>(o.kernels, "kernels", n);
     if (!o.stage_split.empty()) l.stage_split = named<StageSplit>(o.stage_split, "stage_split", n);
     if (!o.grad_buckets.empty()) l.grad_buckets = named<GradBuckets>(o.grad_buckets, "grad_buckets", n);
@@ -218,7 +226,7 @@ Overrides overrides_from_json(const json& pins, const std::string& field) {
         if (k == "sequence_parallel") { o.sequence_parallel = boolean() ? "true" : "false"; continue; }
         if (k == "no_crossing") { o.no_crossing = boolean(); continue; }
         const IntField* f = std::find_if(std::begin(kPositive), std::end(kPositive),
-                                         [&](const IntField& x) { return k == x.key && k != "gpus"; });
+                                         [&](const IntField& x) { return k == x.key && k != "gpus" && k != "recompute_layers"; });
         if (f == std::end(kPositive)) throw ConfigError(at, std::string("a known dimension (") + known + ")");
         o.*(f->field) = integer();
     }

@@ -307,6 +307,20 @@ test('the search keeps pinned degrees, draws the memory-speed front and says why
   assert.equal(await page.isVisible('#pareto-plot'), false);
 });
 
+test('the framework decides how stages split: nanotron gives its first stage more layers', async () => {
+  await page.goto(base + '#model=llama3-8b&cluster=dgx-h100&gpus=64&tp=1&pp=8&gbs=64&seq=4096');
+  await ready();
+  await settle(() => document.querySelector('#pp').value === '8' && document.querySelector('#fw').value === '');
+  assert.doesNotMatch(await page.textContent('#findings'), /Uneven pipeline/);
+  // nanotron splits by compute cost: 5 layers on the first stage (as the Ultra-Scale Playbook prints), 2 on
+  // the last, which also holds the LM head.
+  await page.selectOption('#fw', 'nanotron');
+  await settle(() => /Uneven pipeline: 32 layers on 8 stages, 2 to 5 per stage/.test(document.querySelector('#findings').textContent));
+  assert.match(page.url(), /fw=nanotron/);
+  await page.selectOption('#fw', '');
+  await settle(() => !/Uneven pipeline/.test(document.querySelector('#findings').textContent));
+});
+
 test('a MoE model\'s expert numbers are editable, and only a MoE model shows them', async () => {
   await page.goto(base + '#model=mixtral-8x7b&cluster=dgx-h100&gpus=64&tp=2&ep=8&gbs=64&seq=4096');
   await ready();
