@@ -55,6 +55,8 @@ struct Layout {
 };
 
 int64_t effective_etp(const Layout& l);
+/// Model chunks one pipeline rank holds: vpp under the interleaved schedule, 2 under DualPipe, else 1.
+int64_t rank_chunks(const Layout& l);
 /// Whether selective recomputation replays `module` (recompute selective; no modules named = core_attn).
 bool recomputes(const Layout& l, RecomputeModule module);
 inline uint32_t module_bit(RecomputeModule m) { return 1u << static_cast<unsigned>(m); }

@@ -164,8 +164,7 @@ LayerMemory layer_memory(const ModelSpec& m, const Layout& l) {
     lm.act_head = head_activations(m, l);
     if (l.recompute == Recompute::full) {
         lm.recompute_layers = l.recompute_layers;
-        const int64_t chunks = l.schedule == Schedule::interleaved ? l.vpp : (l.schedule == Schedule::dualpipe ? 2 : 1);
-        if (l.recompute_method == RecomputeMethod::block) lm.recompute_block = l.recompute_layers * chunks;
+        if (l.recompute_method == RecomputeMethod::block) lm.recompute_block = l.recompute_layers * rank_chunks(l);
     }
     return lm;
 }
@@ -209,8 +208,7 @@ double layer_activation_bytes_full(const ModelSpec& m, const Layout& l, bool moe
 int64_t recomputed_layers(const Layout& l, const Stage& s) {
     if (l.recompute != Recompute::full) return 0;
     if (l.recompute_method == RecomputeMethod::uniform) return s.layers;
-    const int64_t chunks = l.schedule == Schedule::interleaved ? l.vpp : (l.schedule == Schedule::dualpipe ? 2 : 1);
-    return std::min(s.layers, l.recompute_layers * chunks);
+    return std::min(s.layers, l.recompute_layers * rank_chunks(l));
 }
 
 double stage_activation_bytes_per_micro_batch(const Stage& s, const LayerMemory& lm) {
@@ -236,6 +234,7 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const ClusterSpec& c, const Lay
 MemoryBreakdown stage_memory(const ModelSpec& m, const ClusterSpec& c, const Layout& l, const Stage& s,
                              double in_flight, const LayerMemory& lm) {
     const StageParams p = stage_params(m, l, s, lm);
+    const double T = static_cast<double>(l.micro_batch) * static_cast<double>(l.seq_len) / static_cast<double>(l.cp);
     // ZeRO shards over the data-parallel group: dp·cp for dense parameters (CP ranks hold the same
     // weights; Megatron's dp_cp group), the expert-data-parallel group for routed experts.
     const double dense_shard = static_cast<double>(l.dp * l.cp);
@@ -287,7 +286,6 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const ClusterSpec& c, const Lay
         // The loss: Megatron's vocab-parallel cross-entropy turns the bf16 logits into the fp32 copy it
         // keeps (counted in the activations); for that moment both exist, and again in the backward when
         // the fp32 gradient is cast back for the LM head (megatron/core/tensor_parallel/cross_entropy.py).
-        const double T = static_cast<double>(l.micro_batch) * static_cast<double>(l.seq_len) / static_cast<double>(l.cp);
         loss = kElem * T * static_cast<double>(m.vocab) / static_cast<double>(l.tp);
         // Eager: the loss upcasts the bf16 logits to a new fp32 tensor and shifts (or log-softmaxes) it
         // into another, so at the forward's peak both fp32 tensors sit beside the bf16 logits: 2 + 4 + 4
@@ -304,12 +302,10 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const ClusterSpec& c, const Lay
         // Sequence parallelism gathers each column-parallel GEMM's input to the full sequence into a
         // buffer the framework keeps between layers (Megatron-LM's global memory buffer, nanotron's
         // MemoryBuffer): one for the forward's all-gather, one for the backward's re-gather.
-        const double T = static_cast<double>(l.micro_batch) * static_cast<double>(l.seq_len) / static_cast<double>(l.cp);
         other += 2.0 * kElem * T * static_cast<double>(m.hidden);
     }
     if (l.pp > 1) {  // send and receive buffers of the stage boundary activations
-        const double boundary = kElem * static_cast<double>(l.micro_batch) * static_cast<double>(l.seq_len) /
-                                static_cast<double>(l.cp) * static_cast<double>(m.hidden) /
+        const double boundary = kElem * T * static_cast<double>(m.hidden) /
                                 ((l.sequence_parallel && l.tp > 1) ? static_cast<double>(l.tp) : 1.0);
         other += 2.0 * boundary;
     }

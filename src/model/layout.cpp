@@ -39,6 +39,11 @@ std::string order_string(const Layout& l) {
     return s;
 }
 
+int64_t rank_chunks(const Layout& l) {
+    if (l.schedule == Schedule::interleaved) return l.vpp;
+    return l.schedule == Schedule::dualpipe ? 2 : 1;
+}
+
 bool recomputes(const Layout& l, RecomputeModule module) {
     if (l.recompute != Recompute::selective) return false;
     const uint32_t set = l.recompute_modules ? l.recompute_modules : module_bit(RecomputeModule::core_attn);

@@ -46,7 +46,7 @@ std::vector<FitChange> fit_changes(const ModelSpec& m, const ClusterSpec& c, con
         n.recompute = Recompute::full;
         n.recompute_modules = 0;
         n.recompute_method = RecomputeMethod::block;
-        const int64_t chunks = l.schedule == Schedule::interleaved ? l.vpp : (l.schedule == Schedule::dualpipe ? 2 : 1);
+        const int64_t chunks = rank_chunks(l);
         int64_t most = 0;
         for (const Stage& s : split_stages(m, l)) most = std::max(most, (s.layers + chunks - 1) / chunks);
         auto fits_with = [&](int64_t layers) {
