@@ -37,6 +37,7 @@ const char* reason_text(const std::string& code) {
         {"etp_divides_ffn", "etp does not divide the expert ffn"},
         {"pp_exceeds_layers", "more pipeline chunks than layers"},
         {"dualpipe_even_pp", "DualPipe needs an even pp"},
+        {"cost_split_one_chunk", "the cost stage split (nanotron's) has one chunk per rank"},
         {"dualpipe_even_micro_batches", "DualPipe needs an even number of micro-batches"},
         {"vpp_needs_interleaved", "vpp above 1 needs the interleaved schedule"},
         {"interleaved_needs_vpp", "the interleaved schedule needs vpp of at least 2"},

@@ -166,6 +166,17 @@ TEST(Plan, EachScheduleRejectsTooFewMicroBatchesWithItsReason) {
     Layout odd = layout(1, 3, 2, 24);  // 6 GPUs, PP3: DualPipe pairs ranks from both ends
     odd.schedule = Schedule::dualpipe;
     EXPECT_EQ(plan_of("llama3-8b", "dgx-h100", 6, odd).rejection->code, "dualpipe_even_pp");
+    // nanotron's cost split gives each rank one chunk: no interleaving, no DualPipe with it.
+    for (Schedule sc : {Schedule::interleaved, Schedule::dualpipe}) {
+        Layout cost = layout(1, 4, 2, 16);
+        cost.schedule = sc;
+        if (sc == Schedule::interleaved) cost.vpp = 2;
+        cost.stage_split = StageSplit::cost;
+        const Plan p = plan_of("llama3-8b", "dgx-h100", 8, cost);
+        ASSERT_TRUE(p.rejection) << enum_name(sc);
+        EXPECT_EQ(p.rejection->code, "cost_split_one_chunk");
+        EXPECT_EQ(p.rejection->field, "layout.stage_split");
+    }
     for (Schedule sc : {Schedule::zb, Schedule::dualpipe}) {  // enough micro-batches: accepted
         Layout ok = layout(1, 4, 2, 16);
         ok.schedule = sc;

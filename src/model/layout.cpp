@@ -188,6 +188,11 @@ std::optional<LayoutProblem> check_pipeline(const ModelSpec& m, const Layout& l)
         return problem("interleaved_needs_vpp", "layout.vpp", "at least 2 for the interleaved schedule");
     if (l.schedule == Schedule::dualpipe && l.pp % 2 != 0)
         return problem("dualpipe_even_pp", "layout.pp", fmt::format("an even pp for DualPipe, got {}", l.pp));
+    // nanotron's split by compute cost gives each rank one chunk; nanotron has neither schedule.
+    if (l.stage_split == StageSplit::cost && (l.schedule == Schedule::interleaved || l.schedule == Schedule::dualpipe))
+        return problem("cost_split_one_chunk", "layout.stage_split",
+                       fmt::format("even with the {} schedule (the cost split, nanotron's, gives each rank one chunk)",
+                                   enum_name(l.schedule)));
     if (double(l.micro_batch) * double(l.dp) > 1e15)
         return problem("too_large", "layout.micro_batch", "micro_batch·dp at most 10^15");
     const int64_t gb = global_batch(l);
