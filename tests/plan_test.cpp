@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "shardplan/compute.h"
 #include "shardplan/plan.h"
 #include "shardplan/presets.h"
 #include "shardplan/report.h"
@@ -278,4 +279,19 @@ TEST(Plan, DualPipeHidesTheExpertAllToAllUnderComputation) {
     const Plan one = evaluate(m, c, l);
     EXPECT_NEAR(ep(one).exposed_s, (1.0 - c.gpu.eff.overlap_ep) * ep(one).time_s, 1e-9 * ep(one).time_s);
     EXPECT_GT(ep(one).exposed_s, 0.5 * ep(one).time_s);
+}
+
+// Tile and wave quantization of a GEMM's M×N output on the GPU's SMs, 128×128 tiles (compute.h). On an
+// A100's 108 SMs: M = 2,048 tokens × N = 4,608 is 16 · 36 = 576 tiles, ⌈576 / 108⌉ = 6 waves:
+// 2048 · 4608 / (6 · 108 · 16384) = 9,437,184 / 10,616,832 = 0.8889; M = 4,096 is 1,152 tiles in 11 waves:
+// 18,874,368 / 19,464,192 = 0.9697. A 100 × 100 output is one tile of one wave on H100's 132 SMs:
+// 10,000 / (132 · 16,384). No SMs, no quantization.
+TEST(Compute, TileAndWaveQuantization) {
+    EXPECT_NEAR(tile_utilization(2048, 4608, 108), 9437184.0 / 10616832.0, 1e-12);
+    EXPECT_NEAR(tile_utilization(4096, 4608, 108), 18874368.0 / 19464192.0, 1e-12);
+    EXPECT_NEAR(tile_utilization(100, 100, 132), 10000.0 / (132.0 * 16384.0), 1e-15);
+    EXPECT_DOUBLE_EQ(tile_utilization(4096, 4608, 0), 1.0);
+    const Efficiency e = preset_cluster("dgx-a100").gpu.eff;
+    EXPECT_NEAR(gemm_efficiency(e, Precision::bf16, 4096, 4608, 12288, 108) / gemm_efficiency(e, Precision::bf16, 4096, 4608, 12288),
+                18874368.0 / 19464192.0, 1e-12);
 }

@@ -186,6 +186,9 @@ TEST(Search, TheFirstAnswerIsTheBestOfTheSimulatedShortlist) {
         EXPECT_EQ(to_string(one.best[0].layout), to_string(many.best[0].layout)) << j.model;
         for (const Plan& p : many.best)
             EXPECT_LE(p.throughput.tokens_per_s_per_gpu, one.best[0].throughput.tokens_per_s_per_gpu) << j.model;
-        EXPECT_LE(one.best[0].time.bubble_s, 0.1 * one.best[0].time.step_s) << j.model;
+        // The winner's bubble stays modest. GPT-3 at global batch 1536: TP8·CP2·PP2, micro-batch 4 under ZB-H1
+        // (3 micro-batches, a 13 % bubble) wins by 1 % over TP8·CP2·PP4·VPP16 at micro-batch 2: its GEMMs of
+        // 4,096 tokens fill 97 % of the A100's tile waves, those of 2,048 tokens 89 % (compute.h).
+        EXPECT_LE(one.best[0].time.bubble_s, 0.15 * one.best[0].time.step_s) << j.model;
     }
 }

@@ -31,8 +31,13 @@ struct LayerWork {
     double attn_fwd_s = 0;       // attention core forward alone (CP hides its ring traffic under it)
 };
 
-/// η of one GEMM of shape M×N×K in this precision.
-double gemm_efficiency(const Efficiency& e, Precision p, double M, double N, double K);
+/// η of one GEMM of shape M×N×K in this precision: the precision's fitted peak share, the small-dimension
+/// roll-off d/(d + gemm_half_dim) of its smallest dimension, and the tile and wave quantization of its
+/// M×N output on `sms` streaming multiprocessors (0: none).
+double gemm_efficiency(const Efficiency& e, Precision p, double M, double N, double K, int64_t sms = 0);
+/// The share of the SMs' tile slots an M×N output fills: 128×128 output tiles, ⌈tiles / sms⌉ waves
+/// (NVIDIA, "Matrix Multiplication Background User's Guide", tile and wave quantization). 1 with sms 0.
+double tile_utilization(double M, double N, int64_t sms);
 
 LayerWork layer_work(const ModelSpec& m, const ClusterSpec& c, const Layout& l, bool moe_layer);
 /// LM head + loss on the last stage (and nothing for the embedding lookup, which is a gather).

@@ -56,6 +56,7 @@ struct GpuSpec {
     bool in_switch_reduction = false;  // NVLink SHARP (NVLS): the switch reduces, each GPU sends S once
     int64_t default_domain = 8;        // GPUs in one scale-up domain
     int64_t default_gpus_per_node = 8;
+    int64_t sms = 0;                   // SMs (AMD: CUs) a GEMM's output tiles spread over; 0 = no wave quantization
     std::string source;                // where the figures come from (docs/hardware.md)
     Efficiency eff;
 

@@ -4,6 +4,7 @@
 #include "shardplan/compute.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "shardplan/hardware.h"
 #include "shardplan/layout.h"
@@ -32,19 +33,31 @@ void add_gemm(Gemms& g, const ClusterSpec& c, Precision p, double M, double N, d
     if (M <= 0 || N <= 0 || K <= 0 || count <= 0) return;
     const double flops = 2.0 * M * N * K * count;
     g.flops += flops;
-    g.time_s += flops / (c.gpu.peak_flops(p) * gemm_efficiency(c.gpu.eff, p, M, N, K) * scale);
+    g.time_s += flops / (c.gpu.peak_flops(p) * gemm_efficiency(c.gpu.eff, p, M, N, K, c.gpu.sms) * scale);
 }
+
+constexpr double kTile = 128.0;  // output tile edge of the large bf16/fp8 GEMM kernels (cuBLAS, CUTLASS)
 
 double mlp_width(const ModelSpec& m, double ffn) { return m.mlp == MlpKind::swiglu ? 2.0 * ffn : ffn; }
 
 }  // namespace
 
-double gemm_efficiency(const Efficiency& e, Precision p, double M, double N, double K) {
+double gemm_efficiency(const Efficiency& e, Precision p, double M, double N, double K, int64_t sms) {
     double eta = e.gemm_16;
     if (is_fp8(p)) eta = e.gemm_8;
     if (p == Precision::nvfp4) eta = e.gemm_4;
     const double d = std::min({M, N, K});
-    return std::max(1e-3, eta * d / (d + e.gemm_half_dim));
+    return std::max(1e-3, eta * d / (d + e.gemm_half_dim) * tile_utilization(M, N, sms));
+}
+
+double tile_utilization(double M, double N, int64_t sms) {
+    if (sms <= 0 || M <= 0 || N <= 0) return 1.0;
+    // NVIDIA, "Matrix Multiplication Background User's Guide": the output is computed in tiles, a wave
+    // of tiles per SM at a time; the last tile of each dimension and the last wave run partly empty.
+    const double tiles_m = std::ceil(M / kTile), tiles_n = std::ceil(N / kTile);
+    const double tiles = tiles_m * tiles_n;
+    const double waves = std::ceil(tiles / static_cast<double>(sms));
+    return (M * N) / (waves * static_cast<double>(sms) * kTile * kTile);
 }
 
 namespace {

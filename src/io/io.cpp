@@ -299,7 +299,7 @@ ClusterSpec cluster_from_json(const json& j, const std::string& path) {
             Reader x(g, r.at("gpu"));
             x.only({"id", "base", "name", "generation", "hbm_gb", "hbm_usable_gb", "hbm_tbps", "bf16_tflops",
                     "fp8_tflops", "fp4_tflops", "scale_up_gbps", "scale_out_gbps", "scale_up_latency_us",
-                    "scale_out_latency_us", "in_switch_reduction", "default_domain", "gpus_per_node", "source"});
+                    "scale_out_latency_us", "in_switch_reduction", "default_domain", "gpus_per_node", "sms", "source"});
             GpuSpec s = x.has("base") ? preset_gpu(x.string("base", ""), x.at("base")) : GpuSpec{};
             s.id = x.string("id", x.has("base") ? s.id : "custom");
             s.name = x.string("name", s.name.empty() ? s.id : s.name);
@@ -318,6 +318,8 @@ ClusterSpec cluster_from_json(const json& j, const std::string& path) {
             s.in_switch_reduction = x.boolean("in_switch_reduction", s.in_switch_reduction);
             s.default_domain = x.integer("default_domain", s.default_domain);
             s.default_gpus_per_node = x.integer("gpus_per_node", s.default_gpus_per_node);
+            s.sms = x.integer("sms", s.sms);
+            if (s.sms < 0 || s.sms > 100000) throw ConfigError(x.at("sms"), fmt::format("0 (not modelled) to 100000 streaming multiprocessors, got {}", s.sms));
             s.source = x.string("source", s.source.empty() ? "user-supplied" : s.source);
             c.gpu = s;
         }
@@ -518,7 +520,7 @@ json to_json(const ClusterSpec& c) {
                 {"fp4_tflops", g.peak_4_flops / 1e12}, {"scale_up_gbps", g.scale_up_Bps / 1e9},
                 {"scale_out_gbps", g.scale_out_Bps / 1e9}, {"scale_up_latency_us", g.scale_up_latency_s * 1e6},
                 {"scale_out_latency_us", g.scale_out_latency_s * 1e6}, {"in_switch_reduction", g.in_switch_reduction},
-                {"default_domain", g.default_domain}, {"gpus_per_node", g.default_gpus_per_node}, {"source", g.source}};
+                {"default_domain", g.default_domain}, {"gpus_per_node", g.default_gpus_per_node}, {"sms", g.sms}, {"source", g.source}};
     return {{"name", c.name}, {"gpu", gpu}, {"gpus", c.gpus}, {"gpus_per_node", c.gpus_per_node},
             {"scale_up_domain", c.scale_up_domain}, {"efficiency", to_json(g.eff)}};
 }

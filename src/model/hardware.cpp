@@ -117,55 +117,55 @@ Efficiency default_efficiency(const std::string& generation) {
     Efficiency e;
     // FITTED-BEGIN (tools/fit_defaults.py: shardplan calibrate calibration.json --per-generation)
     if (generation == "ampere") {  // 98 runs
-        e.gemm_16 = 0.7644;
+        e.gemm_16 = 0.7754;
         e.gemm_8 = 0.65;
         e.gemm_4 = 0.55;
-        e.gemm_half_dim = 197.5;
+        e.gemm_half_dim = 199.8;
         e.moe = 0.6;
-        e.attn = 0.3104;
-        e.attn_half_seq = 1.083;
-        e.scale_out_bw = 0.9346;
-        e.overlap_dp = 0.7668;
+        e.attn = 0.3103;
+        e.attn_half_seq = 74.91;
+        e.scale_out_bw = 0.9539;
+        e.overlap_dp = 0.7586;
         e.overlap_tp = 5.95e-05;
         e.a2a = 0.6;
         e.overlap_ep = 0;
-        e.layer_overhead_s = 0.001319;
+        e.layer_overhead_s = 0.00109;
         e.reserve_bytes = 1.271e+09;
         e.fragmentation = 0.01225;
     }
     if (generation == "blackwell") {  // 64 runs
-        e.gemm_16 = 0.6325;
+        e.gemm_16 = 0.5988;
         e.gemm_8 = 0.9;
-        e.gemm_4 = 0.7791;
-        e.gemm_half_dim = 884.2;
-        e.moe = 0.5687;
-        e.attn = 0.2163;
-        e.attn_half_seq = 122.3;
+        e.gemm_4 = 0.8163;
+        e.gemm_half_dim = 527.1;
+        e.moe = 0.5619;
+        e.attn = 0.2002;
+        e.attn_half_seq = 1.752;
         e.scale_out_bw = 1;
-        e.overlap_dp = 0.1897;
+        e.overlap_dp = 0.1888;
         e.overlap_tp = 0.8999;
-        e.a2a = 0.9539;
+        e.a2a = 0.942;
         e.overlap_ep = 0.8999;
-        e.layer_overhead_s = 0.0005792;
+        e.layer_overhead_s = 0.0006489;
         e.reserve_bytes = 8.648e+09;
         e.fragmentation = 0.1841;
     }
     if (generation == "hopper") {  // 162 runs
-        e.gemm_16 = 0.7955;
-        e.gemm_8 = 0.7359;
+        e.gemm_16 = 0.8232;
+        e.gemm_8 = 0.7618;
         e.gemm_4 = 0.55;
-        e.gemm_half_dim = 945.2;
-        e.moe = 0.8236;
-        e.attn = 0.2168;
-        e.attn_half_seq = 1142;
+        e.gemm_half_dim = 957.9;
+        e.moe = 0.8433;
+        e.attn = 0.2155;
+        e.attn_half_seq = 1041;
         e.scale_out_bw = 1;
-        e.overlap_dp = 0.108;
-        e.overlap_tp = 0.8999;
-        e.a2a = 0.3459;
-        e.overlap_ep = 0.1158;
+        e.overlap_dp = 0.0669;
+        e.overlap_tp = 0.8882;
+        e.a2a = 0.3675;
+        e.overlap_ep = 0.1366;
         e.layer_overhead_s = 1.322e-07;
         e.reserve_bytes = 1.811e+09;
-        e.fragmentation = 0.03472;
+        e.fragmentation = 0.01902;
     }
     // FITTED-END
     return e;

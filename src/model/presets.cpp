@@ -82,6 +82,7 @@ struct GpuRow {
     bool nvls;
     int64_t domain, per_node;
     const char* source;
+    int64_t sms;  // streaming multiprocessors (AMD: compute units) a GEMM's tiles spread over; 0 = not modelled
 };
 
 // Bandwidths per GPU, one direction. Latencies per hop: NCCL Simple-protocol constants (B.1.6).
@@ -91,34 +92,34 @@ struct GpuRow {
 // Blackwell keeps the reference sheet's usable figures (B200 180, GB200 186).
 constexpr GpuRow kGpus[] = {
     {"v100-32g", "NVIDIA V100 SXM2 32GB", "volta", 34.36, 34.09, 0.9, 125, 0, 0, 150, 12.5, false, 8, 8,
-     "V100 datasheet (125 TF fp16 tensor, 900 GB/s, 6 NVLink2 × 25 GB/s); not in the reference sheet"},
-    {"a100-40g", "NVIDIA A100 SXM4 40GB", "ampere", 42.95, 42.95, 1.555, 312, 0, 0, 300, 25, false, 8, 8, "[S13, S47]"},
-    {"a100-80g", "NVIDIA A100 SXM4 80GB", "ampere", 85.9, 85.9, 2.039, 312, 0, 0, 300, 25, false, 8, 8, "[S13, S47]"},
+     "V100 datasheet (125 TF fp16 tensor, 900 GB/s, 6 NVLink2 × 25 GB/s); not in the reference sheet", 80},
+    {"a100-40g", "NVIDIA A100 SXM4 40GB", "ampere", 42.95, 42.95, 1.555, 312, 0, 0, 300, 25, false, 8, 8, "[S13, S47]", 108},
+    {"a100-80g", "NVIDIA A100 SXM4 80GB", "ampere", 85.9, 85.9, 2.039, 312, 0, 0, 300, 25, false, 8, 8, "[S13, S47]", 108},
     {"l40s", "NVIDIA L40S 48GB (PCIe)", "ada", 51.54, 48.3, 0.864, 362, 733, 0, 32, 25, false, 8, 8,
      "NVIDIA L40S datasheet: 48 GB GDDR6 with ECC (46,068 MiB usable with ECC on), 864 GB/s, 362 TF bf16 and "
-     "733 TF fp8 dense; no NVLink: PCIe Gen4 x16 32 GB/s each way; one 200 Gb/s NIC per GPU assumed. Provisional"},
-    {"h100-sxm", "NVIDIA H100 SXM5 80GB", "hopper", 85.9, 85.52, 3.35, 989, 1979, 0, 450, 50, true, 8, 8, "[S10, S14]"},
+     "733 TF fp8 dense; no NVLink: PCIe Gen4 x16 32 GB/s each way; one 200 Gb/s NIC per GPU assumed. Provisional", 142},
+    {"h100-sxm", "NVIDIA H100 SXM5 80GB", "hopper", 85.9, 85.52, 3.35, 989, 1979, 0, 450, 50, true, 8, 8, "[S10, S14]", 132},
     {"h100-sxm-96g", "NVIDIA H100 96GB HBM2e (Grand Teton, 500 W)", "hopper", 96, 96, 2.4, 800, 1600, 0, 450, 50,
      true, 8, 8,
      "torchtitan docs/performance.md: 96 GB HBM2e, 2.4 TB/s, 500 W power limit; 'peak between SXM (989) and NVL "
-     "(835)': 800 TF assumed for a 500 W sustained clock"},
-    {"h200", "NVIDIA H200 SXM 141GB", "hopper", 150.76, 150.76, 4.8, 989, 1979, 0, 450, 50, true, 8, 8, "[S10, S25, S45]"},
-    {"h800", "NVIDIA H800 SXM 80GB", "hopper", 85.9, 85.52, 3.35, 989, 1979, 0, 200, 50, true, 8, 8, "[S26, S27]"},
+     "(835)': 800 TF assumed for a 500 W sustained clock", 132},
+    {"h200", "NVIDIA H200 SXM 141GB", "hopper", 150.76, 150.76, 4.8, 989, 1979, 0, 450, 50, true, 8, 8, "[S10, S25, S45]", 132},
+    {"h800", "NVIDIA H800 SXM 80GB", "hopper", 85.9, 85.52, 3.35, 989, 1979, 0, 200, 50, true, 8, 8, "[S26, S27]", 132},
     {"b200", "NVIDIA B200 (DGX B200)", "blackwell", 192, 180, 8.0, 2250, 4500, 9000, 900, 50, true, 8, 8,
-     "[S9, S13, S25]"},
+     "[S9, S13, S25]", 148},
     {"b300", "NVIDIA B300 (HGX B300)", "blackwell", 288, 279, 8.0, 2250, 4500, 13500, 900, 100, true, 8, 8,
-     "[S13, S24] provisional"},
+     "[S13, S24] provisional", 160},
     {"gb200", "NVIDIA GB200 NVL72", "blackwell", 192, 186, 8.0, 2500, 5000, 10000, 900, 50, true, 72, 4,
-     "[S11, S13, S25]"},
+     "[S11, S13, S25]", 148},
     {"gb300", "NVIDIA GB300 NVL72", "blackwell", 288, 279, 8.0, 2500, 5000, 15000, 900, 100, true, 72, 4,
-     "[S12, S13, S24] provisional"},
+     "[S12, S13, S24] provisional", 160},
     {"blackwell-nvl72", "Blackwell NVL72 (seed: 192 GB HBM3e, 180 usable, ConnectX-8)", "blackwell", 192, 180, 8.0,
-     2500, 5000, 10000, 900, 100, true, 72, 4, "project seed; peaks as GB200 [S13]"},
-    {"mi300x", "AMD Instinct MI300X", "cdna3", 206.2, 206.2, 5.3, 1307.4, 2614.9, 0, 448, 50, false, 8, 8, "[S17, S18, S50]"},
+     2500, 5000, 10000, 900, 100, true, 72, 4, "project seed; peaks as GB200 [S13]", 148},
+    {"mi300x", "AMD Instinct MI300X", "cdna3", 206.2, 206.2, 5.3, 1307.4, 2614.9, 0, 448, 50, false, 8, 8, "[S17, S18, S50]", 304},
     {"mi355x", "AMD Instinct MI355X", "cdna4", 288, 288, 8.0, 2500, 5000, 10000, 537.6, 50, false, 8, 8,
-     "[S15b, S20, S25]"},
+     "[S15b, S20, S25]", 256},
     {"tpu-v4", "Google TPU v4", "tpu", 34.4, 34.4, 1.2, 275, 0, 0, 270, 6.25, false, 4096, 4,
-     "TPU v4 paper (275 TF bf16, 32 GiB, 1.2 TB/s); ICI per chip assumed 6 × 45 GB/s; not in the reference sheet"},
+     "TPU v4 paper (275 TF bf16, 32 GiB, 1.2 TB/s); ICI per chip assumed 6 × 45 GB/s; not in the reference sheet", 0},
 };
 
 GpuSpec to_gpu(const GpuRow& r) {
@@ -140,6 +141,7 @@ GpuSpec to_gpu(const GpuRow& r) {
     g.default_domain = r.domain;
     g.default_gpus_per_node = r.per_node;
     g.source = r.source;
+    g.sms = r.sms;
     g.eff = default_efficiency(r.generation);
     return g;
 }

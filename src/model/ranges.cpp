@@ -21,22 +21,22 @@ std::string framework_family(const std::string& framework) {
 const std::vector<ResidualBand>& residual_bands() {
     static const std::vector<ResidualBand> bands = {
         // RANGES-BEGIN (tools/fit_ranges.py: kind, generation, family, runs, log q10, log q90)
-        {"", "", "", 324, -0.5164, 0.2036},
-        {"dense", "", "", 256, -0.2866, 0.2080},
-        {"dense", "ampere", "", 98, -0.3406, 0.1257},
-        {"dense", "ampere", "fsdp", 79, -0.3618, 0.0495},
-        {"dense", "ampere", "megatron", 19, -0.0664, 0.9535},
-        {"dense", "blackwell", "", 26, -0.4084, 0.1110},
-        {"dense", "blackwell", "megatron", 26, -0.4084, 0.1110},
-        {"dense", "hopper", "", 132, -0.1991, 0.2417},
-        {"dense", "hopper", "fsdp", 57, -0.0896, 0.2875},
-        {"dense", "hopper", "jax", 18, -0.2099, 0.4079},
-        {"dense", "hopper", "megatron", 57, -0.2123, -0.0009},
-        {"moe", "", "", 68, -1.0922, 0.1769},
-        {"moe", "blackwell", "", 38, -1.1717, -0.3679},
-        {"moe", "blackwell", "megatron", 38, -1.1717, -0.3679},
-        {"moe", "hopper", "", 30, -0.1902, 0.1822},
-        {"moe", "hopper", "megatron", 30, -0.1902, 0.1822},
+        {"", "", "", 324, -0.4955, 0.1869},
+        {"dense", "", "", 256, -0.2284, 0.1967},
+        {"dense", "ampere", "", 98, -0.2471, 0.0538},
+        {"dense", "ampere", "fsdp", 79, -0.2588, -0.0211},
+        {"dense", "ampere", "megatron", 19, -0.0712, 0.9654},
+        {"dense", "blackwell", "", 26, -0.4085, 0.1073},
+        {"dense", "blackwell", "megatron", 26, -0.4085, 0.1073},
+        {"dense", "hopper", "", 132, -0.2059, 0.2530},
+        {"dense", "hopper", "fsdp", 57, -0.0886, 0.2845},
+        {"dense", "hopper", "jax", 18, -0.2168, 0.4068},
+        {"dense", "hopper", "megatron", 57, -0.2220, -0.0004},
+        {"moe", "", "", 68, -1.1139, 0.1650},
+        {"moe", "blackwell", "", 38, -1.1732, -0.3784},
+        {"moe", "blackwell", "megatron", 38, -1.1732, -0.3784},
+        {"moe", "hopper", "", 30, -0.1773, 0.1785},
+        {"moe", "hopper", "megatron", 30, -0.1773, 0.1785},
         // RANGES-END
     };
     return bands;
