@@ -7,6 +7,7 @@
 ///   MemoryBreakdown mem = stage_memory(model, cluster, layout, stage, in_flight);
 #pragma once
 #include <cstdint>
+#include <vector>
 
 #include "shardplan/model.h"
 
@@ -90,5 +91,11 @@ double stage_activation_bytes_per_micro_batch(const Stage& s, const LayerMemory&
 /// The layers of a stage full recomputation replays: every one (uniform), the first recompute_layers of
 /// each of the rank's chunks (block), none without full recomputation.
 int64_t recomputed_layers(const Layout& l, const Stage& s);
+/// The share of a stage's layers whose forward is replayed in the backward: recomputed_layers / layers
+/// under full recomputation (below 1 only for the block method), else 1 (selective replays its modules
+/// in every layer; none replays nothing, its recompute times being zero).
+double replayed_share(const Layout& l, const Stage& s);
+/// The same over all the model's layers, the stages together.
+double replayed_share(const Layout& l, const std::vector<Stage>& stages, int64_t layers);
 
 }  // namespace shardplan

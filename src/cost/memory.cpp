@@ -211,6 +211,18 @@ int64_t recomputed_layers(const Layout& l, const Stage& s) {
     return std::min(s.layers, l.recompute_layers * rank_chunks(l));
 }
 
+double replayed_share(const Layout& l, const Stage& s) {
+    if (l.recompute != Recompute::full || s.layers <= 0) return 1.0;
+    return static_cast<double>(recomputed_layers(l, s)) / static_cast<double>(s.layers);
+}
+
+double replayed_share(const Layout& l, const std::vector<Stage>& stages, int64_t layers) {
+    if (l.recompute != Recompute::full || stages.empty() || layers <= 0) return 1.0;
+    double replayed = 0;
+    for (const Stage& s : stages) replayed += static_cast<double>(recomputed_layers(l, s));
+    return replayed / static_cast<double>(layers);
+}
+
 double stage_activation_bytes_per_micro_batch(const Stage& s, const LayerMemory& lm) {
     const double nd = static_cast<double>(s.layers - s.moe_layers), ne = static_cast<double>(s.moe_layers);
     const double head = s.last ? lm.act_head : 0.0;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <limits>
 
 #include "shardplan/collectives.h"
@@ -74,13 +75,8 @@ double tokens_per_s_per_gpu_bound(const ModelSpec& m, const ClusterSpec& c, cons
     const double n_dense = static_cast<double>(m.layers) - n_moe;
     // Full recomputation's block method replays only some layers: the model-wide share of them.
     double share = 1.0;
-    if (l.recompute == Recompute::full && l.recompute_method == RecomputeMethod::block) {
-        std::vector<Stage> stages;
-        split_stages(m, l, stages);
-        double replayed = 0;
-        for (const Stage& s : stages) replayed += static_cast<double>(recomputed_layers(l, s));
-        share = m.layers > 0 ? replayed / static_cast<double>(m.layers) : 1.0;
-    }
+    if (l.recompute == Recompute::full && l.recompute_method == RecomputeMethod::block)
+        share = replayed_share(l, split_stages(m, l), m.layers);
     const double per_mb = n_dense * (w.dense.fwd_s + w.dense.bwd_s + share * w.dense.recompute_s) +
                           n_moe * (w.moe.fwd_s + w.moe.bwd_s + share * w.moe.recompute_s) + w.head.fwd_s + w.head.bwd_s;
     // The slowest stage does at least the average share of the work, m times.
@@ -235,9 +231,7 @@ const StageClass* time_stages(const Layout& l, const StepWork& w, const LayerCom
         const double n = nd + ne;
         // The share of the stage's layers whose forward is replayed: all but under full recomputation's
         // block method, which replays the first recompute_layers of each chunk.
-        const double ph = l.recompute == Recompute::full && s.layers > 0
-                              ? static_cast<double>(recomputed_layers(l, s)) / static_cast<double>(s.layers)
-                              : 1.0;
+        const double ph = replayed_share(l, s);
         StageTimes& t = k.times;
         t.fwd_s = nd * dense.fwd_s + ne * moe.fwd_s + (s.last ? head.fwd_s : 0) + n * (l.tp > 1 ? 2 : 0) * x.tp_exp +
                   (l.cp > 1 ? n * x.cp_fwd_exp : 0) + ne * (x.has_ep ? 2 : 0) * x.ep_exp;
@@ -324,13 +318,9 @@ void finish_throughput(const ModelSpec& m, const ClusterSpec& c, const Layout& l
     Throughput& th = plan.throughput;
     th.model_flops_per_token = model_flops_per_token(m, l.seq_len);
     double recompute_per_token = 0;
-    if (l.recompute == Recompute::full) {
-        // The block method replays only some layers: the share of all the model's layers it replays.
-        double replayed = 0;
-        for (const Stage& s : stages) replayed += static_cast<double>(recomputed_layers(l, s));
-        const double share = stages.empty() || m.layers == 0 ? 1.0 : replayed / static_cast<double>(m.layers);
-        recompute_per_token = share * (th.model_flops_per_token - 6.0 * static_cast<double>(m.vocab * m.hidden)) / 3.0;
-    }
+    if (l.recompute == Recompute::full)  // the block method replays only some layers: their share
+        recompute_per_token = replayed_share(l, stages, m.layers) *
+                              (th.model_flops_per_token - 6.0 * static_cast<double>(m.vocab * m.hidden)) / 3.0;
     if (l.recompute == Recompute::selective) {
         const double n_moe = static_cast<double>(moe_layers_in(m, 0, m.layers));
         const double per_gpu_mb = (static_cast<double>(m.layers) - n_moe) * w.dense.recompute_flops + n_moe * w.moe.recompute_flops;
@@ -344,17 +334,22 @@ void finish_throughput(const ModelSpec& m, const ClusterSpec& c, const Layout& l
 
 /// 6. Per-axis totals on the critical stage: TP, CP and EP per layer and micro-batch. `layers_mb` and
 /// `moe_layers_mb` are the layer passes of all micro-batches on that stage.
-void add_layer_terms(const Layout& l, const LayerComm& lc, int64_t layers_mb, int64_t moe_layers_mb, double step_flops,
-                     Plan& plan) {
+void add_layer_terms(const Layout& l, const LayerComm& lc, int64_t layers_mb, int64_t moe_layers_mb, double replayed,
+                     double step_flops, Plan& plan) {
+    // The recomputed forward's 2 TP and 2 EP calls come only with the layers it replays.
+    auto calls = [&](int64_t n, int64_t per_layer) {
+        const int64_t again = 2 * lc.recompute_fwd;
+        return n * (per_layer - again) + static_cast<int64_t>(std::llround(replayed * static_cast<double>(n))) * again;
+    };
     if (l.tp > 1)
-        add_term(plan, term(Axis::tp, lc.tp, group(plan.groups, Axis::tp), layers_mb * lc.tp_calls,
-                            static_cast<double>(layers_mb * lc.tp_calls) * lc.tp_exp), step_flops);
+        add_term(plan, term(Axis::tp, lc.tp, group(plan.groups, Axis::tp), calls(layers_mb, lc.tp_calls),
+                            static_cast<double>(calls(layers_mb, lc.tp_calls)) * lc.tp_exp), step_flops);
     if (l.cp > 1)
         add_term(plan, term(Axis::cp, lc.cp, group(plan.groups, Axis::cp), layers_mb * lc.cp_calls,
                             static_cast<double>(layers_mb) * (lc.cp_fwd_exp + lc.cp_bwd_exp)), step_flops);
     if (lc.has_ep)
-        add_term(plan, term(Axis::ep, lc.ep, group(plan.groups, Axis::ep), moe_layers_mb * lc.ep_calls,
-                            static_cast<double>(moe_layers_mb * lc.ep_calls) * lc.ep_exp), step_flops);
+        add_term(plan, term(Axis::ep, lc.ep, group(plan.groups, Axis::ep), calls(moe_layers_mb, lc.ep_calls),
+                            static_cast<double>(calls(moe_layers_mb, lc.ep_calls)) * lc.ep_exp), step_flops);
 }
 
 /// 7. The pipeline stage: each rank's per-micro-batch times and the boundary send go to the closed forms
@@ -448,14 +443,12 @@ void evaluate_into(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Pl
                                 (cs.last ? w.head.fwd_s + w.head.bwd_s : 0));
     // The share of the critical stage's layers replayed (full recomputation's block method: the first N of
     // each chunk; otherwise all).
-    const double ph = l.recompute == Recompute::full && cs.layers > 0
-                          ? static_cast<double>(recomputed_layers(l, cs)) / static_cast<double>(cs.layers)
-                          : 1.0;
+    const double ph = replayed_share(l, cs);
     plan.time.recompute_s = dm * ph * (cnd * w.dense.recompute_s + cne * w.moe.recompute_s);
     const double step_flops = dm * (cnd * w.dense.model_flops + cne * w.moe.model_flops +
                                     (cs.last ? w.head.model_flops : 0) +
                                     ph * (cnd * w.dense.recompute_flops + cne * w.moe.recompute_flops));
-    add_layer_terms(l, lc, static_cast<int64_t>((cnd + cne) * dm + 0.5), static_cast<int64_t>(cne * dm + 0.5),
+    add_layer_terms(l, lc, static_cast<int64_t>((cnd + cne) * dm + 0.5), static_cast<int64_t>(cne * dm + 0.5), ph,
                     step_flops, plan);
 
     // 7. The pipeline: bubble, exposed sends and in-flight counts; then each stage's memory at its count.
