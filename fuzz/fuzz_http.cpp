@@ -12,7 +12,6 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
-#include <memory>
 #include <string>
 #include <thread>
 
@@ -49,7 +48,11 @@ std::string drain(int fd, int ms) {
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-    static shardplan::app::ServerOptions o;
+    // The server and its options live until the process ends and are never destroyed: the detached thread
+    // still runs in them while libFuzzer exits, and a static object's destructor at exit would pull them
+    // from under it (a heap-use-after-free ASan reported at the end of a session).
+    auto* options = new shardplan::app::ServerOptions;
+    shardplan::app::ServerOptions& o = *options;
     o.port = 0;
     o.threads = 2;
     o.heavy_threads = 1;
@@ -59,11 +62,10 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
     o.limits.max_body_bytes = 64 * 1024;
     o.limits.max_search_layouts = 200'000;
     o.limits.max_trace_passes = 2'000;
-    static auto server = std::make_unique<shardplan::app::Server>(o);
+    auto* server = new shardplan::app::Server(o);
     g_port = server->bind();
     if (g_port <= 0) std::abort();
-    static std::thread t([] { server->run(); });
-    t.detach();
+    std::thread([server] { server->run(); }).detach();
     return 0;
 }
 
