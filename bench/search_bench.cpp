@@ -1,6 +1,7 @@
 // Speed of the planner: one layout, and whole search spaces (README "Speed"). Run: make bench
 #include <benchmark/benchmark.h>
 
+#include "shardplan/api.h"
 #include "shardplan/presets.h"
 #include "shardplan/search.h"
 #include "shardplan/simulate.h"
@@ -79,6 +80,23 @@ void BM_SimulatePipeline(benchmark::State& state) {
     state.counters["passes"] = static_cast<double>(s.micro_batches * s.pp * s.vpp);
 }
 BENCHMARK(BM_SimulatePipeline)->DenseRange(0, 1)->Unit(benchmark::kMillisecond);
+
+// The page's timeline request for DeepSeek-V3 on 1,024 H100 at PP4 · VPP12 (4,096 sequences: 16
+// micro-batches, 1,536 chunk passes per rank direction): POST /api/trace answered whole, as the server sends
+// it (uncompressed JSON; issue 17 measured 8.2 s for it under Brotli).
+void BM_TraceRequest(benchmark::State& state) {
+    const std::string body = R"({"model": "deepseek-v3", "cluster": {"preset": "dgx-h100", "gpus": 1024},
+        "layout": {"tp": 1, "pp": 4, "vpp": 12, "ep": 64, "global_batch": 4096, "seq_len": 4096, "recompute": "full"}})";
+    size_t bytes = 0;
+    for (auto _ : state) {
+        const ApiResponse r = handle_api("POST", "/api/trace", body);
+        if (r.status != 200) state.SkipWithError(r.body.c_str());
+        bytes = r.body.size();
+        benchmark::DoNotOptimize(bytes);
+    }
+    state.counters["bytes"] = static_cast<double>(bytes);
+}
+BENCHMARK(BM_TraceRequest)->Unit(benchmark::kMillisecond);
 
 void BM_SearchWholeSpace(benchmark::State& state) {
     const SearchCase& s = kScenarios[state.range(0)];
