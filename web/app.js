@@ -59,6 +59,10 @@ function writeHash(field) {
   wroteHash = true;
   lastField = field;
 }
+// The method and N of full recomputation mean something only under it.
+function showFullOnly() {
+  for (const label of document.querySelectorAll('label.full-only')) label.hidden = state.recompute !== 'full';
+}
 function toControls() {
   $('model').value = state.model;
   $('cluster').value = state.cluster;
@@ -66,7 +70,7 @@ function toControls() {
   $('zero').value = String(state.zero);
   $('recompute').value = state.recompute;
   $('rmethod').value = state.rmethod;
-  for (const label of document.querySelectorAll('label.full-only')) label.hidden = state.recompute !== 'full';
+  showFullOnly();
   $('sp').checked = !!state.sp;
   $('precision').value = state.precision;
   $('schedule').value = state.schedule;
@@ -85,7 +89,7 @@ function fromControls() {
   state.zero = Number($('zero').value);
   state.recompute = $('recompute').value;
   state.rmethod = $('rmethod').value;
-  for (const label of document.querySelectorAll('label.full-only')) label.hidden = state.recompute !== 'full';
+  showFullOnly();
   state.sp = $('sp').checked ? 1 : 0;
   state.precision = $('precision').value;
   state.schedule = $('schedule').value;

@@ -116,7 +116,6 @@ void split_stages(const ModelSpec& m, const Layout& l, std::vector<Stage>& stage
     const Split split = make_split(m.layers, chunks);
     for (int64_t r = 0; r < pp; ++r) {
         Stage& s = stages[static_cast<size_t>(r)];
-        s.index = r;
         s.first_layer = part_first(split, r);
         auto own = [&](int64_t chunk) {
             const int64_t first = part_first(split, chunk), n = part_layers(split, chunk);

@@ -87,13 +87,12 @@ ApiResponse handle_api(const std::string& method, const std::string& path, const
         if (path == "/api/export") {
             // A launch configuration for the case's layout, or the framework's reason it cannot run it.
             if (method != "POST") return error_response(405, "method: expected POST for /api/export");
-            json j = parse_body(body);
+            const json j = parse_body(body);
             if (!j.is_object() || !j.contains("format") || !j["format"].is_string())
                 throw ConfigError("format", "one of " + enum_choices<Framework>());
             const auto f = parse_enum<Framework>(j["format"].get<std::string>());
             if (!f) throw ConfigError("format", "one of " + enum_choices<Framework>() + ", got " + describe_json(j["format"]));
-            j.erase("format");
-            const Case c = case_of(j);
+            const Case c = case_of(j);  // which leaves "format" out
             const Export e = export_config(c.model, c.cluster, c.layout, *f);
             if (e.refusal) return error_response(400, "format: expected a framework that can express " +
                                                           to_string(c.layout) + "; " + *e.refusal);

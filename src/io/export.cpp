@@ -28,6 +28,12 @@ Export refuse(Framework f, std::string why) {
     return e;
 }
 
+// Full recomputation with anything but one checkpoint per layer (Megatron's uniform method, N = 1):
+// what torchtitan and DeepSpeed, which wrap every layer on its own, cannot express.
+bool checkpoints_groups_or_blocks(const Layout& l) {
+    return l.recompute == Recompute::full && (l.recompute_method != RecomputeMethod::uniform || l.recompute_layers != 1);
+}
+
 std::string megatron_precision(Precision p) {
     switch (p) {
         case Precision::bf16: return "--bf16";
@@ -179,7 +185,7 @@ Export torchtitan(const ModelSpec& m, const Layout& l) {
                                      dp_shard * l.cp * (effective_etp(l) == 1 ? l.tp : 1)));
     if (l.pp > 1 && l.schedule == Schedule::interleaved && m.layers % (l.pp * l.vpp) != 0)
         return refuse(F, fmt::format("{} layers do not split evenly into {} virtual stages", m.layers, l.pp * l.vpp));
-    if (l.recompute == Recompute::full && (l.recompute_method != RecomputeMethod::uniform || l.recompute_layers != 1))
+    if (checkpoints_groups_or_blocks(l))
         return refuse(F, "its full activation checkpointing wraps every layer on its own (plan with --recompute-method "
                          "uniform --recompute-layers 1)");
     if (l.recompute == Recompute::selective) {
@@ -272,7 +278,7 @@ Export deepspeed(const ModelSpec& m, const Layout& l) {
     if (l.ep > 1) return refuse(F, "expert parallelism is set up in model code (deepspeed.moe.layer.MoE ep_size)");
     if (l.recompute == Recompute::selective)
         return refuse(F, "DeepSpeed has no selective recomputation setting (choose none or full)");
-    if (l.recompute == Recompute::full && (l.recompute_method != RecomputeMethod::uniform || l.recompute_layers != 1))
+    if (checkpoints_groups_or_blocks(l))
         return refuse(F, "which layers are checkpointed is the model code's choice, not the config's (plan with "
                          "--recompute-method uniform --recompute-layers 1)");
     if (l.tp > 1 && l.zero == 3)

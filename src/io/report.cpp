@@ -204,10 +204,6 @@ nlohmann::json search_to_json(const SearchResult& r, bool pareto) {
     return j;
 }
 
-}  // namespace shardplan
-
-namespace shardplan {
-
 nlohmann::json fit_changes_to_json(const Plan& p, const std::vector<FitChange>& changes) {
     nlohmann::json out = nlohmann::json::array();
     for (const FitChange& f : changes)
