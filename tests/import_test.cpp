@@ -37,13 +37,16 @@ Layout layout_of(const Job& j) {
     l.micro_batch = j.micro; l.global_batch = j.global; l.seq_len = j.seq;
     l.zero = j.zero; l.recompute = j.recompute; l.schedule = j.schedule;
     l.order = *parse_order(j.order);
+    l.tp_comm_overlap = j.tp > 1;  // --tp-comm-overlap, torchtitan's async TP
     return l;
 }
 
-// A layout as a framework runs it: torchtitan's "selective" is its op-level set.
+// A layout as a framework runs it: torchtitan's "selective" is its op-level set; DeepSpeed has no TP
+// overlap to ask for.
 Layout layout_for(Framework f, const Job& j) {
     Layout l = layout_of(j);
     if (f == Framework::torchtitan && l.recompute == Recompute::selective) l.recompute_modules = op_level_selective_modules();
+    if (f == Framework::deepspeed) l.tp_comm_overlap = false;
     return l;
 }
 
@@ -154,6 +157,7 @@ void expect_same_layout(Framework f, const Case& got, const Job& j) {
     EXPECT_EQ(recompute_modules_string(l), recompute_modules_string(want)) << name;
     EXPECT_EQ(l.schedule, want.schedule) << name;
     EXPECT_EQ(l.kernels, want.kernels) << name;
+    EXPECT_EQ(l.tp_comm_overlap, want.tp_comm_overlap) << name;
 }
 
 }  // namespace
@@ -411,8 +415,13 @@ TEST(Import, TorchtitanKernelsFollowTorchCompile) {
     // Without torch.compile torchtitan runs eager ops (silu's output and the fp32 loss copies kept); with it,
     // fused ones. The export writes `compile = true` for a fused plan and leaves it out for an eager one.
     const Job& j = kTorchtitanJobs[2];
+    // Async TP needs torch.compile: an eager plan that asks for it is refused with the way out.
     Layout l = layout_of(j);
     l.kernels = Kernels::eager;
+    const Export async = export_config(preset_model(j.model), cluster_of(j), l, Framework::torchtitan);
+    ASSERT_TRUE(async.refusal);
+    EXPECT_NE(async.refusal->find("kernels fused, or tp_comm_overlap false"), std::string::npos);
+    l.tp_comm_overlap = false;
     const Export e = export_config(preset_model(j.model), cluster_of(j), l, Framework::torchtitan);
     ASSERT_FALSE(e.refusal) << *e.refusal;
     EXPECT_EQ(e.text.find("compile"), std::string::npos);

@@ -73,6 +73,25 @@ TEST(Io, ErrorsNameTheField) {
     }
 }
 
+// TP overlap comes from the framework (NeMo's and Megatron-Bridge's recipes turn it on), can be given,
+// and is refused beside sequence_parallel false, whose collectives it would overlap.
+TEST(Io, TensorParallelOverlapFollowsTheFrameworkAndNeedsSequenceParallelism) {
+    json j = good_case();
+    EXPECT_FALSE(case_from_json(j).layout.tp_comm_overlap);
+    j["layout"]["framework"] = "NeMo (Megatron-Core) per recipe";
+    EXPECT_TRUE(case_from_json(j).layout.tp_comm_overlap);
+    j["layout"]["framework"] = "Megatron-Bridge / Megatron-Core (25.09 NeMo Container)";
+    EXPECT_TRUE(case_from_json(j).layout.tp_comm_overlap);
+    j["layout"]["tp_comm_overlap"] = false;
+    EXPECT_FALSE(case_from_json(j).layout.tp_comm_overlap);
+    j["layout"]["framework"] = "Megatron-LM";
+    j["layout"]["tp_comm_overlap"] = true;
+    EXPECT_TRUE(case_from_json(j).layout.tp_comm_overlap);
+    j["layout"]["sequence_parallel"] = false;
+    EXPECT_EQ(error_of(j), "layout.tp_comm_overlap: expected only with sequence_parallel true (it overlaps SP's "
+                           "all-gathers and reduce-scatters)");
+}
+
 TEST(Io, ALongStringIsQuotedWholeCharactersOnly) {
     // Found by fuzz_case: a string where an object belongs is quoted in the message, cut to 40 bytes;
     // the 40th byte fell inside a two-byte character (U+0321), and quoting half of it threw.

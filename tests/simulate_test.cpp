@@ -146,7 +146,8 @@ TEST(Simulate, ThePlanTakesItsPipelineFromTheSimulation) {
     const ModelSpec model = preset_model("llama3-70b");
     std::map<Schedule, double> bubble;
     for (Schedule sc : {Schedule::gpipe, Schedule::one_f_one_b, Schedule::interleaved, Schedule::zb, Schedule::dualpipe}) {
-        const Layout l = layout(8, 4, 4, 64, 4096, sc, sc == Schedule::interleaved ? 2 : 1);
+        Layout l = layout(8, 4, 4, 64, 4096, sc, sc == Schedule::interleaved ? 2 : 1);
+        l.tp_comm_overlap = true;  // as Megatron's recipes run it: TP traffic mostly under the GEMMs
         const Plan p = evaluate(model, c, l);
         ASSERT_FALSE(p.rejection) << enum_name(sc);
         ASSERT_TRUE(p.time.pipeline_simulated) << enum_name(sc);
@@ -176,11 +177,13 @@ TEST(Simulate, ThePlanTakesItsPipelineFromTheSimulation) {
         for (const StageReport& st : p.stages) worst = std::max(worst, st.memory.total_bytes());
         EXPECT_DOUBLE_EQ(p.memory.total_bytes(), worst);
     }
-    // Per micro-batch F : B : W of a real stage is about 1 : 1 : 1, so ZB-H1 is near a third of 1F1B's
-    // bubble, interleaving halves it (v = 2), GPipe equals it, and DualPipe is below 1F1B.
+    // ZB-H1's bubble is (p − 1)(F + B − W) against 1F1B's (p − 1)(F + B + W) (Qi et al. 2023): a third at
+    // F : B : W = 1 : 1 : 1; here attention, element-wise work and TP traffic the GEMMs cannot hide sit in
+    // F and B but not in W, which lifts it to about a half. Interleaving halves 1F1B's (v = 2), GPipe
+    // equals it, and DualPipe is below it.
     EXPECT_NEAR(bubble[Schedule::gpipe], bubble[Schedule::one_f_one_b], 1e-6);
     EXPECT_NEAR(bubble[Schedule::interleaved] / bubble[Schedule::one_f_one_b], 0.5, 0.05);
-    EXPECT_LT(bubble[Schedule::zb], 0.5 * bubble[Schedule::one_f_one_b]);
+    EXPECT_LT(bubble[Schedule::zb], 0.55 * bubble[Schedule::one_f_one_b]);
     EXPECT_LT(bubble[Schedule::dualpipe], bubble[Schedule::one_f_one_b]);
 
     // Over the pass limit the plan keeps its closed forms, and says so.
@@ -202,11 +205,13 @@ TEST(Simulate, ThePlanTakesItsPipelineFromTheSimulation) {
 
 TEST(Simulate, TheTraceDrawsRecomputationAndOverlappedCollectives) {
     // Llama 3 70B, TP8 · PP4 on 512 H100 with full recomputation: each B starts with its recomputed
-    // forward ("R3", ending where "B3" starts); the TP traffic compute hides runs on thread 4.
+    // forward ("R3", ending where "B3" starts); the TP traffic compute hides (TP overlap on) runs on
+    // thread 4.
     ClusterSpec c = preset_cluster("dgx-h100");
     c.gpus = 512;
     Layout l = layout(8, 4, 16, 64, 8192);
     l.recompute = Recompute::full;
+    l.tp_comm_overlap = true;
     const Plan p = evaluate(preset_model("llama3-70b"), c, l);
     ASSERT_FALSE(p.rejection);
     ASSERT_GT(p.stages[0].times.recompute_s, 0);

@@ -23,9 +23,10 @@ TEST(Validation, PublishedRunsStayWithinTheReachedBounds) {
     const ValidationReport r = validate_cases(read_cases(read_json_file(kCalibration, "calibration"), "calibration"));
     const ValidationSummary& s = r.summary;
     EXPECT_GE(s.predicted, 320);
-    // reached: 5.9 % / 18.8 % with tile and wave quantization of the GEMMs (6.2 / 20.0 before; 5.3 / 17.8
-    // before Transformer Engine's FP8 copies of GEMM inputs were kept in 1 B; docs/validation.md).
-    EXPECT_LE(s.median_abs_error, 0.06) << "median |error| of tokens/s per GPU";
+    // reached in sample: 6.4 % / 18.1 % with TP overlap as a layout setting instead of a fitted share
+    // (5.9 / 18.8 with the share, whose fit sat at its bounds; held out 13.4 → 12.5 %); 6.2 / 20.0
+    // before tile and wave quantization (docs/validation.md).
+    EXPECT_LE(s.median_abs_error, 0.065) << "median |error| of tokens/s per GPU";
     EXPECT_LE(s.p90_abs_error, 0.19) << "90th percentile |error|";
     // The same-job ranking: 75 % of 20 pairs (65 % before tile and wave quantization).
     EXPECT_GE(s.ranking.share(), 0.75);
@@ -45,15 +46,16 @@ TEST(Validation, UltraScaleReservedMemoryStaysWithinTheReachedBound) {
     // signed −15.6 % (12.4 % and −14.8 % before the refit with tile and wave quantization lowered
     // Hopper's fitted fragmentation from 0.035 to 0.019; 13.3 % and −15.7 % without a layer's backward at the peak; 30.3 % and −29.7 % before nanotron's cost-balanced stage split, DDP's bucket copies
     // and the sequence-parallel gather buffers; 39.6 % and −40 % before eager kernels; docs/validation.md
-    // "Memory"). The ranking of its same-job pairs: 70.1 % (68.5 % before tile and wave quantization, 67.2 %
-    // before the split).
+    // "Memory"). The ranking of its same-job pairs: 75.9 % now that TP traffic is exposed unless the
+    // layout overlaps it, as nanotron does not (70.1 % with a fitted Hopper share hiding 89 % of it; 68.5 %
+    // before tile and wave quantization, 67.2 % before the split).
     const std::string file = shardplan::testing::shared_path("validation/ultrascale_playbook.json");
     SHARDPLAN_REQUIRE_SHARED(file);
     const ValidationReport r = validate_cases(read_cases(read_json_file(file, "ultrascale"), "ultrascale"));
     EXPECT_GE(r.summary.memory.count, 1100);
     EXPECT_LE(r.summary.memory.median_abs_error, 0.135);
     EXPECT_GE(r.summary.memory.mean_signed_error, -0.16);
-    EXPECT_GE(r.summary.ranking.share(), 0.70);  // 70.1 % of its 50,932 pairs
+    EXPECT_GE(r.summary.ranking.share(), 0.75);  // 75.9 % of its 50,932 pairs
 }
 
 TEST(Validation, MeasuredPartIsNeverReadWhilePredicting) {

@@ -32,6 +32,12 @@ struct Traffic {
 /// TP: per layer and micro-batch, 2 collectives forward and 2 backward on b·(s/cp)·h activations;
 /// with SP each is a reduce-scatter + all-gather pair of the same total (Korthikanti §4.2.2).
 Traffic tp_traffic(const ModelSpec& m, const Layout& l, const GroupPlacement& g, const Fabric& f);
+/// Exposed time of `comm_s` of collectives cut into `chunks` pieces that run under the `gemm_s` of
+/// GEMMs they feed or drain (Wang et al., ASPLOS 2023, "Overlap Communication with Dependent Computation
+/// via Decomposition"; Transformer Engine's userbuffers ring exchange, one chunk per TP rank): the first
+/// chunk cannot hide, each later one runs under the previous chunk's GEMM, so
+/// comm/k + (k − 1)/k · max(0, comm − gemm). k = 1 exposes everything.
+double chunked_overlap_exposed_s(double comm_s, double gemm_s, int64_t chunks);
 /// CP: ring attention passes a K/V block of b·(s/cp)·(k+v width)/tp to the next rank cp − 1 times per
 /// layer forward, twice that backward (K/V again and their gradients).
 Traffic cp_traffic(const ModelSpec& m, const Layout& l, const GroupPlacement& g, const Fabric& f);

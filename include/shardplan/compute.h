@@ -29,6 +29,7 @@ struct LayerWork {
     double wgrad_s = 0;          // the weight-gradient share of bwd_s (zero-bubble schedules defer it)
     double recompute_s = 0;      // time of the recomputed forward part, paid during the backward
     double attn_fwd_s = 0;       // attention core forward alone (CP hides its ring traffic under it)
+    double gemm_fwd_s = 0;       // the linear layers' GEMMs forward alone (TP overlap hides its traffic under them)
 };
 
 /// η of one GEMM of shape M×N×K in this precision: the precision's fitted peak share, the small-dimension

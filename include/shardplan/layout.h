@@ -47,6 +47,10 @@ struct Layout {
     GradBuckets grad_buckets = GradBuckets::views;       // PyTorch DDP's bucket copies of the gradients (nanotron)
     bool dropout = false;  // dropout masks kept for the backward (modern recipes turn dropout off)
     bool sequence_parallel = true;  // Megatron SP: shard norm/dropout activations along the sequence over tp
+    /// TP's all-gathers and reduce-scatters run in chunks under the GEMMs beside them (Megatron's
+    /// --tp-comm-overlap with Transformer Engine userbuffers, torchtitan's async TP). Only with sequence
+    /// parallelism, whose collectives these are; off, TP traffic is exposed in full.
+    bool tp_comm_overlap = false;
     Precision precision = Precision::bf16;
     Schedule schedule = Schedule::one_f_one_b;
     GradDtype grad_dtype = GradDtype::bf16;
@@ -67,12 +71,14 @@ uint32_t op_level_selective_modules();
 /// How a framework implements what the layout leaves open, from its name as a case states it
 /// (docs/model.md §2): eager kernels for torchtitan and nanotron (PyTorch modules op by op), fused
 /// otherwise (Megatron-Core, NeMo, and llm-foundry with its fused cross-entropy); nanotron also splits
-/// stages by compute cost and reduces gradients through PyTorch DDP's bucket copies. Everything else:
-/// an even split and the framework's own gradient buffer.
+/// stages by compute cost and reduces gradients through PyTorch DDP's bucket copies. NeMo's and
+/// Megatron-Bridge's performance recipes turn TP communication overlap on (with sequence parallelism).
+/// Everything else: an even split, the framework's own gradient buffer, TP traffic exposed.
 struct FrameworkDefaults {
     Kernels kernels = Kernels::fused;
     StageSplit stage_split = StageSplit::even;
     GradBuckets grad_buckets = GradBuckets::views;
+    bool tp_comm_overlap = false;
 };
 FrameworkDefaults framework_defaults(const std::string& framework);
 /// "core_attn,mlp": the modules a selective layout replays, in Megatron's order.

@@ -28,6 +28,11 @@ Traffic make(Collective kind, const char* label, double S, const GroupPlacement&
 }
 }  // namespace
 
+double chunked_overlap_exposed_s(double comm_s, double gemm_s, int64_t chunks) {
+    const double k = static_cast<double>(std::max<int64_t>(1, chunks));
+    return comm_s / k + (k - 1.0) / k * std::max(0.0, comm_s - gemm_s);
+}
+
 Traffic tp_traffic(const ModelSpec& m, const Layout& l, const GroupPlacement& g, const Fabric& f) {
     const double S = kElem * tokens(l) * static_cast<double>(m.hidden);
     if (!l.sequence_parallel) return make(Collective::all_reduce, "all-reduce", S, g, f);

@@ -185,6 +185,7 @@ LayerWork layer_work(const ModelSpec& m, const ClusterSpec& c, const Layout& l, 
 
     LayerWork w;
     w.attn_fwd_s = attn_fwd_s;
+    w.gemm_fwd_s = g.time_s;
     w.fwd_s = g.time_s + attn_fwd_s + elem_s + overhead / 3.0;
     // Backward: input- and weight-gradient GEMMs (2 × forward), attention backward, element-wise × 2.
     w.wgrad_s = g.time_s;

@@ -114,6 +114,7 @@ Export megatron(const ModelSpec& m, const Layout& l) {
     }
     if (pp_inside_dp) arg("--use-tp-pp-dp-mapping");
     if (l.sequence_parallel && l.tp > 1) arg("--sequence-parallel");
+    if (l.tp_comm_overlap && l.sequence_parallel && l.tp > 1) arg("--tp-comm-overlap");
     if (l.pp > 1) {
         const std::vector<Stage> st = split_stages(m, l);
         if (l.vpp > 1) {
@@ -169,6 +170,8 @@ Export torchtitan(const ModelSpec& m, const Layout& l) {
     if (l.schedule == Schedule::dualpipe)
         return refuse(F, "torchtitan offers DualPipeV (one V-shaped pair of stages per rank); shardplan's dualpipe is "
                          "DeepSeek's original with two stages per rank");
+    if (l.tp > 1 && l.sequence_parallel && l.tp_comm_overlap && l.kernels != Kernels::fused)
+        return refuse(F, "torchtitan's async TP runs only under torch.compile: kernels fused, or tp_comm_overlap false");
     if (l.precision == Precision::nvfp4) return refuse(F, "torchtitan has no nvfp4 training recipe");
     if (l.precision == Precision::fp16) return refuse(F, "torchtitan trains in bfloat16 or float32 (no fp16)");
     if (const std::string order = order_to_match(m, l); order != "tp-cp-ep-dp-pp" && order != "tp-cp-dp-pp")
@@ -251,6 +254,7 @@ Export torchtitan(const ModelSpec& m, const Layout& l) {
         t += fmt::format("expert_tensor_parallel_degree = {}\n", effective_etp(l));
     }
     if (l.tp > 1 && !l.sequence_parallel) t += "disable_loss_parallel = true\n";
+    if (l.tp > 1 && l.sequence_parallel && l.tp_comm_overlap) t += "enable_async_tensor_parallel = true\n";
     t += "\n[activation_checkpoint]\n";
     t += fmt::format("mode = \"{}\"\n", enum_name(l.recompute));
     if (l.recompute == Recompute::selective) t += "selective_ac_option = \"op\"\n";

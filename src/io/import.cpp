@@ -328,6 +328,7 @@ Draft megatron_layout(const Values& v) {
     if (!v.has("--seq-length")) v.bad("--seq-length", "the sequence length");
     l.seq_len = v.integer("--seq-length", 0);
     l.sequence_parallel = v.flag("--sequence-parallel") || l.tp == 1;
+    l.tp_comm_overlap = v.flag("--tp-comm-overlap");
     l.zero = v.flag("--use-distributed-optimizer") ? 1 : 0;
     if (v.flag("--use-torch-fsdp2")) l.zero = 3;
     if (v.flag("--use-megatron-fsdp")) {
@@ -375,6 +376,9 @@ Draft torchtitan_layout(const Values& v) {
     l.framework = "torchtitan";
     // Eager PyTorch ops unless torch.compile fuses them (training.compile, or [compile] enable).
     l.kernels = v.flag("training.compile") || v.flag("compile.enable") ? Kernels::fused : Kernels::eager;
+    // Async TP, under whichever table this torchtitan version keeps it.
+    l.tp_comm_overlap = v.flag("parallelism.enable_async_tensor_parallel") || v.flag("experimental.enable_async_tensor_parallel") ||
+                        v.flag("compile.enable_async_tensor_parallel");
     const std::string P = "parallelism.";
     const int64_t replicate = v.integer(P + "data_parallel_replicate_degree", 1);
     const int64_t shard = v.integer(P + "data_parallel_shard_degree", -1, -1);

@@ -76,6 +76,7 @@ constexpr LaunchKey kMegatron[] = {
     {"--squared-relu", K::flag, ""},
     {"--swiglu", K::flag, ""},
     {"--tensor-model-parallel-size", K::integer, ""},
+    {"--tp-comm-overlap", K::flag, ""},
     {"--untie-embeddings-and-output-weights", K::flag, ""},
     {"--use-distributed-optimizer", K::flag, ""},
     {"--use-megatron-fsdp", K::flag, ""},
@@ -89,6 +90,8 @@ constexpr LaunchKey kTorchtitan[] = {
     {"activation_checkpoint.mode", K::text, "selective|full|none"},
     {"activation_checkpoint.selective_ac_option", K::text, ""},
     {"compile.enable", K::flag, ""},  // newer torchtitan's [compile] table
+    {"compile.enable_async_tensor_parallel", K::flag, ""},
+    {"experimental.enable_async_tensor_parallel", K::flag, ""},  // torchtitan before the [parallelism] key
     {"float8.recipe_name", K::text, "tensorwise|rowwise|rowwise_with_gw_hp"},
     {"model.converters", K::list, ""},
     {"model.flavor", K::text, ""},
@@ -98,6 +101,7 @@ constexpr LaunchKey kTorchtitan[] = {
     {"parallelism.data_parallel_replicate_degree", K::integer, ""},
     {"parallelism.data_parallel_shard_degree", K::integer, ""},
     {"parallelism.disable_loss_parallel", K::flag, ""},
+    {"parallelism.enable_async_tensor_parallel", K::flag, ""},
     {"parallelism.expert_parallel_degree", K::integer, ""},
     {"parallelism.expert_tensor_parallel_degree", K::integer, ""},
     {"parallelism.module_fqns_per_model_part", K::list, ""},  // a list of lists of module names

@@ -340,8 +340,8 @@ ClusterSpec cluster_from_json(const json& j, const std::string& path) {
 Layout layout_from_json(const json& j, const std::string& path) {
     Reader r(j, path);
     r.only({"tp", "cp", "pp", "dp", "ep", "etp", "vpp", "micro_batch", "global_batch", "seq_len", "zero", "recompute",
-            "recompute_modules", "recompute_method", "recompute_layers", "attention_kernel", "kernels", "stage_split", "grad_buckets", "dropout", "sequence_parallel", "precision", "schedule", "grad_dtype",
-            "order", "framework"});
+            "recompute_modules", "recompute_method", "recompute_layers", "attention_kernel", "kernels", "stage_split", "grad_buckets", "dropout", "sequence_parallel", "tp_comm_overlap", "precision", "schedule",
+            "grad_dtype", "order", "framework"});
     Layout l;
     l.tp = r.integer("tp", 1);
     l.cp = r.integer("cp", 1);
@@ -398,6 +398,11 @@ Layout layout_from_json(const json& j, const std::string& path) {
     l.grad_buckets = r.choice<GradBuckets>("grad_buckets", fw.grad_buckets);
     l.dropout = r.boolean("dropout", false);
     l.sequence_parallel = r.boolean("sequence_parallel", l.tp > 1);
+    // TP overlap chunks the sequence-parallel collectives: it takes effect with them, and asking for it
+    // without them is refused (as Megatron refuses --tp-comm-overlap without --sequence-parallel).
+    l.tp_comm_overlap = r.boolean("tp_comm_overlap", fw.tp_comm_overlap);
+    if (r.has("tp_comm_overlap") && l.tp_comm_overlap && l.tp > 1 && !l.sequence_parallel)
+        throw ConfigError(r.at("tp_comm_overlap"), "only with sequence_parallel true (it overlaps SP's all-gathers and reduce-scatters)");
     l.precision = r.choice<Precision>("precision", Precision::bf16);
     l.schedule = r.choice<Schedule>("schedule", l.vpp > 1 ? Schedule::interleaved : Schedule::one_f_one_b);
     l.grad_dtype = r.choice<GradDtype>("grad_dtype", GradDtype::bf16);
@@ -540,7 +545,8 @@ json to_json(const Layout& l) {
             {"recompute_layers", l.recompute == Recompute::full ? json(l.recompute_layers) : json(nullptr)},
             {"attention_kernel", enum_name(l.attention_kernel)}, {"kernels", enum_name(l.kernels)},
             {"stage_split", enum_name(l.stage_split)}, {"grad_buckets", enum_name(l.grad_buckets)}, {"dropout", l.dropout},
-            {"sequence_parallel", l.sequence_parallel}, {"precision", enum_name(l.precision)},
+            {"sequence_parallel", l.sequence_parallel}, {"tp_comm_overlap", l.tp_comm_overlap},
+            {"precision", enum_name(l.precision)},
             {"schedule", enum_name(l.schedule)}, {"grad_dtype", enum_name(l.grad_dtype)},
             {"order", order_string(l)}, {"framework", l.framework}};
 }

@@ -129,6 +129,16 @@ std::vector<std::string> plan_findings(const Plan& p) {
             axis, g.size, g.domains_spanned, p.cluster.scale_up_domain, p.cluster.gpu.scale_up_Bps / gb,
             p.cluster.gpu.scale_out_Bps / gb));
     }
+    for (const CommTerm& t : p.comm) {
+        const bool overlapped = p.layout.tp_comm_overlap && p.layout.sequence_parallel;
+        if (t.axis != Axis::tp || overlapped || p.time.step_s <= 0 || t.exposed_s < 0.05 * p.time.step_s) continue;
+        out.push_back(fmt::format(
+            "TP traffic is exposed in full: {:.0f} ms, {:.0f} % of the step. TP communication overlap ({}Megatron's "
+            "--tp-comm-overlap, torchtitan's async TP; tp_comm_overlap true) runs it under the GEMMs, leaving about "
+            "1/{} of it where they are longer.",
+            1e3 * t.exposed_s, 100 * t.exposed_s / p.time.step_s, p.layout.sequence_parallel ? "" : "with sequence parallelism: ",
+            p.layout.tp));
+    }
     int64_t lo = INT64_MAX, hi = 0;
     for (const StageReport& s : p.stages) {
         lo = std::min(lo, s.stage.layers);

@@ -163,11 +163,16 @@ Case apply_overrides(Case c, const Overrides& o, Naming n) {
         l.kernels = fw.kernels;
         l.stage_split = fw.stage_split;
         l.grad_buckets = fw.grad_buckets;
+        l.tp_comm_overlap = fw.tp_comm_overlap;
     }
     if (!o.kernels.empty()) l.kernels = named<Kernels>(o.kernels, "kernels", n);
     if (!o.stage_split.empty()) l.stage_split = named<StageSplit>(o.stage_split, "stage_split", n);
     if (!o.grad_buckets.empty()) l.grad_buckets = named<GradBuckets>(o.grad_buckets, "grad_buckets", n);
     if (!o.dropout.empty()) l.dropout = on_off(o.dropout, "dropout", n);
+    // TP overlap takes effect with sequence parallelism; asking for both on and off is refused.
+    if (!o.tp_comm_overlap.empty()) l.tp_comm_overlap = on_off(o.tp_comm_overlap, "tp_comm_overlap", n);
+    if (!o.tp_comm_overlap.empty() && l.tp_comm_overlap && l.tp > 1 && !l.sequence_parallel)
+        throw ConfigError(override_name("tp_comm_overlap", n), "only with sequence_parallel true (it overlaps SP's all-gathers and reduce-scatters)");
     return c;
 }
 

@@ -117,53 +117,50 @@ Efficiency default_efficiency(const std::string& generation) {
     Efficiency e;
     // FITTED-BEGIN (tools/fit_defaults.py: shardplan calibrate calibration.json --per-generation)
     if (generation == "ampere") {  // 98 runs
-        e.gemm_16 = 0.7754;
+        e.gemm_16 = 0.7753;
         e.gemm_8 = 0.65;
         e.gemm_4 = 0.55;
         e.gemm_half_dim = 199.8;
         e.moe = 0.6;
         e.attn = 0.3103;
         e.attn_half_seq = 74.91;
-        e.scale_out_bw = 0.9539;
-        e.overlap_dp = 0.7586;
-        e.overlap_tp = 5.95e-05;
+        e.scale_out_bw = 0.9664;
+        e.overlap_dp = 0.7489;
         e.a2a = 0.6;
         e.overlap_ep = 0;
-        e.layer_overhead_s = 0.00109;
+        e.layer_overhead_s = 0.001088;
         e.reserve_bytes = 1.271e+09;
         e.fragmentation = 0.01225;
     }
     if (generation == "blackwell") {  // 64 runs
-        e.gemm_16 = 0.5988;
+        e.gemm_16 = 0.5899;
         e.gemm_8 = 0.9;
-        e.gemm_4 = 0.8163;
-        e.gemm_half_dim = 527.1;
-        e.moe = 0.5619;
-        e.attn = 0.2002;
-        e.attn_half_seq = 1.752;
+        e.gemm_4 = 0.8243;
+        e.gemm_half_dim = 449.3;
+        e.moe = 0.5615;
+        e.attn = 0.2448;
+        e.attn_half_seq = 1145;
         e.scale_out_bw = 1;
-        e.overlap_dp = 0.1888;
-        e.overlap_tp = 0.8999;
-        e.a2a = 0.942;
+        e.overlap_dp = 0.1943;
+        e.a2a = 0.8967;
         e.overlap_ep = 0.8999;
-        e.layer_overhead_s = 0.0006489;
+        e.layer_overhead_s = 0.000635;
         e.reserve_bytes = 8.648e+09;
         e.fragmentation = 0.1841;
     }
     if (generation == "hopper") {  // 162 runs
-        e.gemm_16 = 0.8232;
-        e.gemm_8 = 0.7618;
+        e.gemm_16 = 0.9062;
+        e.gemm_8 = 0.8503;
         e.gemm_4 = 0.55;
-        e.gemm_half_dim = 957.9;
-        e.moe = 0.8433;
-        e.attn = 0.2155;
-        e.attn_half_seq = 1041;
+        e.gemm_half_dim = 1016;
+        e.moe = 0.771;
+        e.attn = 0.2182;
+        e.attn_half_seq = 974.2;
         e.scale_out_bw = 1;
-        e.overlap_dp = 0.0669;
-        e.overlap_tp = 0.8882;
-        e.a2a = 0.3675;
-        e.overlap_ep = 0.1366;
-        e.layer_overhead_s = 1.322e-07;
+        e.overlap_dp = 6.611e-05;
+        e.a2a = 0.3938;
+        e.overlap_ep = 0.174;
+        e.layer_overhead_s = 0.0003314;
         e.reserve_bytes = 1.811e+09;
         e.fragmentation = 0.01902;
     }

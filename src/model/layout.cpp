@@ -60,6 +60,9 @@ FrameworkDefaults framework_defaults(const std::string& framework) {
         d.stage_split = StageSplit::cost;      // nanotron/models/base.py build_model
         d.grad_buckets = GradBuckets::copies;  // torch DistributedDataParallel, gradient_as_bucket_view off
     }
+    // NeMo's recipes add MegatronCommOverlapCallback(tp_comm_overlap=True) with a userbuffers config
+    // per model and GPU; Megatron-Bridge's performance configs set comm_overlap likewise.
+    if (f.find("nemo") != std::string::npos || f.find("megatron-bridge") != std::string::npos) d.tp_comm_overlap = true;
     return d;
 }
 

@@ -21,22 +21,22 @@ std::string framework_family(const std::string& framework) {
 const std::vector<ResidualBand>& residual_bands() {
     static const std::vector<ResidualBand> bands = {
         // RANGES-BEGIN (tools/fit_ranges.py: kind, generation, family, runs, log q10, log q90)
-        {"", "", "", 324, -0.4955, 0.1869},
-        {"dense", "", "", 256, -0.2284, 0.1967},
-        {"dense", "ampere", "", 98, -0.2471, 0.0538},
-        {"dense", "ampere", "fsdp", 79, -0.2588, -0.0211},
-        {"dense", "ampere", "megatron", 19, -0.0712, 0.9654},
-        {"dense", "blackwell", "", 26, -0.4085, 0.1073},
-        {"dense", "blackwell", "megatron", 26, -0.4085, 0.1073},
-        {"dense", "hopper", "", 132, -0.2059, 0.2530},
-        {"dense", "hopper", "fsdp", 57, -0.0886, 0.2845},
-        {"dense", "hopper", "jax", 18, -0.2168, 0.4068},
-        {"dense", "hopper", "megatron", 57, -0.2220, -0.0004},
-        {"moe", "", "", 68, -1.1139, 0.1650},
-        {"moe", "blackwell", "", 38, -1.1732, -0.3784},
-        {"moe", "blackwell", "megatron", 38, -1.1732, -0.3784},
-        {"moe", "hopper", "", 30, -0.1773, 0.1785},
-        {"moe", "hopper", "megatron", 30, -0.1773, 0.1785},
+        {"", "", "", 324, -0.5062, 0.1772},
+        {"dense", "", "", 256, -0.2484, 0.1824},
+        {"dense", "ampere", "", 98, -0.2526, 0.0627},
+        {"dense", "ampere", "fsdp", 79, -0.2710, 0.0196},
+        {"dense", "ampere", "megatron", 19, -0.0717, 0.9655},
+        {"dense", "blackwell", "", 26, -0.3983, 0.1914},
+        {"dense", "blackwell", "megatron", 26, -0.3983, 0.1914},
+        {"dense", "hopper", "", 132, -0.1905, 0.2519},
+        {"dense", "hopper", "fsdp", 57, -0.1036, 0.3158},
+        {"dense", "hopper", "jax", 18, -0.2079, 0.3833},
+        {"dense", "hopper", "megatron", 57, -0.1860, 0.0460},
+        {"moe", "", "", 68, -1.1402, 0.1603},
+        {"moe", "blackwell", "", 38, -1.2096, -0.3996},
+        {"moe", "blackwell", "megatron", 38, -1.2096, -0.3996},
+        {"moe", "hopper", "", 30, -0.1470, 0.1730},
+        {"moe", "hopper", "megatron", 30, -0.1470, 0.1730},
         // RANGES-END
     };
     return bands;

@@ -188,7 +188,9 @@ struct LayerComm {
     bool has_ep = false;
     Traffic tp, cp, ep;
     int64_t tp_calls = 0, cp_calls = 0, ep_calls = 0;  // per layer and micro-batch
-    double tp_exp = 0, cp_fwd_exp = 0, cp_bwd_exp = 0, ep_exp = 0;
+    // TP's exposed time per layer pass (both of its calls), dense and MoE layers, forward and backward.
+    double tp_fwd_exp = 0, tp_bwd_exp = 0, tp_fwd_exp_moe = 0, tp_bwd_exp_moe = 0;
+    double cp_fwd_exp = 0, cp_bwd_exp = 0, ep_exp = 0;
 };
 
 LayerComm layer_comm(const ModelSpec& m, const Layout& l, const std::vector<GroupPlacement>& groups, const Fabric& fabric,
@@ -202,7 +204,19 @@ LayerComm layer_comm(const ModelSpec& m, const Layout& l, const std::vector<Grou
     x.tp_calls = l.tp > 1 ? 4 + 2 * x.recompute_fwd : 0;  // 2 fwd + 2 bwd (+2 recompute)
     x.cp_calls = l.cp > 1 ? 3 * (l.cp - 1) : 0;           // K/V fwd; K/V + dK/dV bwd
     x.ep_calls = x.has_ep ? 4 + 2 * x.recompute_fwd : 0;  // dispatch + combine, fwd and bwd
-    x.tp_exp = (1.0 - eff.overlap_tp) * x.tp.time_s;
+    // TP: exposed in full, unless the layout overlaps SP's collectives with the GEMMs beside them, one
+    // chunk per TP rank (comm.h); the backward's dgrad and wgrad GEMMs are twice the forward's.
+    if (l.tp > 1) {
+        const bool overlap = l.tp_comm_overlap && l.sequence_parallel;
+        auto pass = [&](double gemm_s) {
+            const double comm_s = 2.0 * x.tp.time_s;
+            return overlap ? chunked_overlap_exposed_s(comm_s, gemm_s, l.tp) : comm_s;
+        };
+        x.tp_fwd_exp = pass(dense.gemm_fwd_s);
+        x.tp_bwd_exp = pass(2.0 * dense.gemm_fwd_s);
+        x.tp_fwd_exp_moe = pass(moe.gemm_fwd_s);
+        x.tp_bwd_exp_moe = pass(2.0 * moe.gemm_fwd_s);
+    }
     x.cp_fwd_exp = std::max(0.0, static_cast<double>(l.cp - 1) * x.cp.time_s - eff.overlap_cp * dense.attn_fwd_s);
     x.cp_bwd_exp = std::max(0.0, 2.0 * static_cast<double>(l.cp - 1) * x.cp.time_s - eff.overlap_cp * 2.5 * dense.attn_fwd_s);
     x.ep_exp = (1.0 - eff.overlap_ep) * x.ep.time_s;
@@ -233,11 +247,12 @@ const StageClass* time_stages(const Layout& l, const StepWork& w, const LayerCom
         // block method, which replays the first recompute_layers of each chunk.
         const double ph = replayed_share(l, s);
         StageTimes& t = k.times;
-        t.fwd_s = nd * dense.fwd_s + ne * moe.fwd_s + (s.last ? head.fwd_s : 0) + n * (l.tp > 1 ? 2 : 0) * x.tp_exp +
+        const double tp_fwd = nd * x.tp_fwd_exp + ne * x.tp_fwd_exp_moe;
+        t.fwd_s = nd * dense.fwd_s + ne * moe.fwd_s + (s.last ? head.fwd_s : 0) + tp_fwd +
                   (l.cp > 1 ? n * x.cp_fwd_exp : 0) + ne * (x.has_ep ? 2 : 0) * x.ep_exp;
         t.recompute_s = ph * (nd * dense.recompute_s + ne * moe.recompute_s +
-                              static_cast<double>(2 * rf) * (n * (l.tp > 1 ? 1 : 0) * x.tp_exp + ne * (x.has_ep ? 1 : 0) * x.ep_exp));
-        t.bwd_s = nd * dense.bwd_s + ne * moe.bwd_s + (s.last ? head.bwd_s : 0) + n * (l.tp > 1 ? 2 : 0) * x.tp_exp +
+                              static_cast<double>(rf) * (tp_fwd + ne * (x.has_ep ? 2 : 0) * x.ep_exp));
+        t.bwd_s = nd * dense.bwd_s + ne * moe.bwd_s + (s.last ? head.bwd_s : 0) + nd * x.tp_bwd_exp + ne * x.tp_bwd_exp_moe +
                   (l.cp > 1 ? n * x.cp_bwd_exp : 0) + ne * (x.has_ep ? 2 : 0) * x.ep_exp + t.recompute_s;
         t.wgrad_s = nd * dense.wgrad_s + ne * moe.wgrad_s + (s.last ? head.wgrad_s : 0);
         if (!critical || t.total() > critical->times.total() ||
@@ -341,9 +356,13 @@ void add_layer_terms(const Layout& l, const LayerComm& lc, int64_t layers_mb, in
         const int64_t again = 2 * lc.recompute_fwd;
         return n * (per_layer - again) + static_cast<int64_t>(std::llround(replayed * static_cast<double>(n))) * again;
     };
-    if (l.tp > 1)
+    if (l.tp > 1) {
+        const double dense_mb = static_cast<double>(layers_mb - moe_layers_mb), moe_mb = static_cast<double>(moe_layers_mb);
+        const double fwd = dense_mb * lc.tp_fwd_exp + moe_mb * lc.tp_fwd_exp_moe;
+        const double bwd = dense_mb * lc.tp_bwd_exp + moe_mb * lc.tp_bwd_exp_moe;
         add_term(plan, term(Axis::tp, lc.tp, group(plan.groups, Axis::tp), calls(layers_mb, lc.tp_calls),
-                            static_cast<double>(calls(layers_mb, lc.tp_calls)) * lc.tp_exp), step_flops);
+                            fwd * (1.0 + lc.recompute_fwd * replayed) + bwd), step_flops);
+    }
     if (l.cp > 1)
         add_term(plan, term(Axis::cp, lc.cp, group(plan.groups, Axis::cp), layers_mb * lc.cp_calls,
                             static_cast<double>(layers_mb) * (lc.cp_fwd_exp + lc.cp_bwd_exp)), step_flops);
