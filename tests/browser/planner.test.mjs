@@ -321,6 +321,31 @@ test('the framework decides how stages split: nanotron gives its first stage mor
   await settle(() => !/Uneven pipeline/.test(document.querySelector('#findings').textContent));
 });
 
+test('TP overlap is a control: the finding about exposed TP traffic names it, and ticking it hides most of it', async () => {
+  // Llama 3 70B, TP8 on 64 H100 with SP: off (Megatron's default), TP's traffic is exposed in full and a
+  // finding says so; on, about 1/8 of it stays exposed, and the setting travels in the URL.
+  await page.goto(base + '#model=llama3-70b&cluster=dgx-h100&gpus=64&tp=8&gbs=64&seq=8192');
+  await ready();
+  await settle(() => /TP traffic is exposed in full/.test(document.querySelector('#findings').textContent));
+  assert.equal(await page.isChecked('#tpo'), false);
+  const tpRow = () => page.$$eval('#comm tbody tr', (rows) => rows.map((r) => [...r.cells].map((c) => c.textContent))
+    .find((cells) => cells[0] === 'TP'));
+  const off = await tpRow();
+  assert.equal(off[6], off[5]);  // exposed = time
+  await page.check('#tpo');
+  await settle(() => !/TP traffic is exposed in full/.test(document.querySelector('#findings').textContent));
+  assert.match(page.url(), /tpo=1/);
+  const on = await tpRow();
+  assert.equal(on[5], off[5]);
+  assert.notEqual(on[6], off[6]);
+  // Without sequence parallelism there is nothing to overlap: the page says so instead of guessing.
+  await page.uncheck('#sp');
+  await settle(() => /tp_comm_overlap: expected only with sequence_parallel true/.test(document.querySelector('#error').textContent));
+  await page.check('#sp');
+  await page.uncheck('#tpo');
+  await settle(() => document.querySelector('#error').hidden);
+});
+
 test('a MoE model\'s expert numbers are editable, and only a MoE model shows them', async () => {
   await page.goto(base + '#model=mixtral-8x7b&cluster=dgx-h100&gpus=64&tp=2&ep=8&gbs=64&seq=4096');
   await ready();
