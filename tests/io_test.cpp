@@ -63,6 +63,7 @@ TEST(Io, ErrorsNameTheField) {
         {"/cluster/gpus", -4, "cluster.gpus"},
         {"/cluster/gpus", nullptr, "cluster.gpus: expected a value; the field is missing"},
         {"/cluster/efficiency", json{{"gemm_16", 1.5}}, "cluster.efficiency.gemm_16"},
+        {"/cluster/efficiency", json{{"overlap_tp", 0.5}}, "cluster.efficiency.overlap_tp: expected no TP overlap share here: TP overlap is the layout's tp_comm_overlap"},
         {"/measured/tokens_per_s_per_gpu", "fast", "measured.tokens_per_s_per_gpu: expected a number"},
     };
     for (const Bad& b : cases) {

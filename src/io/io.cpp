@@ -274,6 +274,10 @@ ModelSpec model_from_json(const json& j, const std::string& path, const FileAcce
 
 Efficiency efficiency_from_json(const json& j, Efficiency e, const std::string& path) {
     Reader r(j, path);
+    // A profile from before TP overlap became the layout's setting (docs/validation.md "TP overlap").
+    if (r.has("overlap_tp"))
+        throw ConfigError(r.at("overlap_tp"), "no TP overlap share here: TP overlap is the layout's tp_comm_overlap "
+                                              "(true | false), priced by its mechanism (docs/model.md §5.2)");
     std::vector<const char*> keys;
     for (const Constant& k : efficiency_constants()) keys.push_back(k.key);
     r.only(keys);
