@@ -81,12 +81,16 @@ Run setup_calibrate(CLI::App& cmd) {
             std::cout << score_line("before", r.before) << score_line("after", r.after);
             // A constant pressed against its plausible range is a missing mechanism, not a measurement.
             json at_bounds = json::array();
-            for (const Constant* k : constants_at_bounds(r.eff)) {
+            for (const Constant* k : constants_at_bounds(r.eff, r.unexercised)) {
                 std::cout << fmt::format("  model defect: {} = {:g} {} sits at its plausible range [{:g}, {:g}] ({})\n",
                                          k->key, k->to_json(r.eff), k->unit, k->fit_lo, k->fit_hi, k->meaning);
                 at_bounds.push_back(k->key);
             }
-            json cal = {{"fitted_on", score_json(r.after)}, {"before", score_json(r.before)}, {"at_bounds", at_bounds}};
+            if (!r.unexercised.empty())
+                std::cout << fmt::format("  not exercised by these runs (kept at the start value): {}\n",
+                                         fmt::join(r.unexercised, ", "));
+            json cal = {{"fitted_on", score_json(r.after)}, {"before", score_json(r.before)}, {"at_bounds", at_bounds},
+                        {"unexercised", r.unexercised}};
             if (!held.empty()) {
                 const FitScore hb = score_efficiency(held, start), ha = score_efficiency(held, r.eff);
                 std::cout << score_line("held, before", hb) << score_line("held, after", ha);

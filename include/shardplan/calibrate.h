@@ -37,6 +37,9 @@ struct FitScore {
 struct FitResult {
     Efficiency eff;
     FitScore before, after;
+    /// Fitted constants no run's prediction depends on (no MoE run for overlap_ep, say): left at their
+    /// start, and no model defect however close to a bound that start is.
+    std::vector<std::string> unexercised;
 };
 
 /// Predicts every case with `eff` in place of its GPU's efficiencies.

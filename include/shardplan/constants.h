@@ -43,6 +43,7 @@ void validate_efficiency(const Efficiency& e, const std::string& path);
 
 /// The fitted constants of `e` that sit at an end of their plausible fit range (within 0.5 % of the
 /// range): a fit pressed against a bound is absorbing a mechanism the model lacks, not measuring one.
-std::vector<const Constant*> constants_at_bounds(const Efficiency& e);
+/// Constants named in `unexercised` (no run depends on them) are left out.
+std::vector<const Constant*> constants_at_bounds(const Efficiency& e, const std::vector<std::string>& unexercised = {});
 
 }  // namespace shardplan

@@ -128,6 +128,19 @@ FitResult fit_efficiency(const std::vector<Case>& cases, const Efficiency& start
         }
         if (sweep_start - best < 1e-7) break;
     }
+    // A constant whose two ends give the same predictions is not exercised by these runs: it keeps its
+    // start value (the prior already held it there) and is reported as such, not as a defect.
+    for (const FitParam& f : params) {
+        auto data_loss = [&](double x) {
+            Efficiency e = eff;
+            e.*(f.field) = x;
+            return evaluate_all(cases, e, start, 0.0, {}).loss;
+        };
+        if (std::fabs(data_loss(f.lo) - data_loss(f.hi)) < 1e-12) {
+            eff.*(f.field) = start.*(f.field);
+            r.unexercised.push_back(f.name);
+        }
+    }
     r.eff = eff;
     r.after = score_efficiency(cases, eff);
     return r;

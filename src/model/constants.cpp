@@ -1,4 +1,5 @@
 // The tunable constants, one table (include/shardplan/constants.h). Ranges in JSON units.
+#include <algorithm>
 #include "shardplan/constants.h"
 
 #include <fmt/format.h>
@@ -106,10 +107,10 @@ void validate_efficiency(const Efficiency& e, const std::string& path) {
     }
 }
 
-std::vector<const Constant*> constants_at_bounds(const Efficiency& e) {
+std::vector<const Constant*> constants_at_bounds(const Efficiency& e, const std::vector<std::string>& unexercised) {
     std::vector<const Constant*> out;
     for (const Constant& k : efficiency_constants()) {
-        if (!k.fitted) continue;
+        if (!k.fitted || std::find(unexercised.begin(), unexercised.end(), k.key) != unexercised.end()) continue;
         const double v = k.to_json(e), margin = 0.005 * (k.fit_hi - k.fit_lo);
         if (v <= k.fit_lo + margin || v >= k.fit_hi - margin) out.push_back(&k);
     }

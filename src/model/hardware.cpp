@@ -124,8 +124,8 @@ Efficiency default_efficiency(const std::string& generation) {
         e.moe = 0.6;
         e.attn = 0.3103;
         e.attn_half_seq = 74.91;
-        e.scale_out_bw = 0.9664;
-        e.overlap_dp = 0.7489;
+        e.scale_out_bw = 0.968;
+        e.overlap_dp = 0.7478;
         e.a2a = 0.6;
         e.overlap_ep = 0;
         e.layer_overhead_s = 0.001088;
@@ -135,21 +135,21 @@ Efficiency default_efficiency(const std::string& generation) {
     if (generation == "blackwell") {  // 64 runs
         e.gemm_16 = 0.5899;
         e.gemm_8 = 0.9;
-        e.gemm_4 = 0.8243;
-        e.gemm_half_dim = 449.3;
+        e.gemm_4 = 0.8236;
+        e.gemm_half_dim = 449.5;
         e.moe = 0.5615;
         e.attn = 0.2448;
         e.attn_half_seq = 1145;
         e.scale_out_bw = 1;
         e.overlap_dp = 0.1943;
-        e.a2a = 0.8967;
+        e.a2a = 0.8929;
         e.overlap_ep = 0.8999;
         e.layer_overhead_s = 0.000635;
         e.reserve_bytes = 8.648e+09;
         e.fragmentation = 0.1841;
     }
     if (generation == "hopper") {  // 162 runs
-        e.gemm_16 = 0.9062;
+        e.gemm_16 = 0.9063;
         e.gemm_8 = 0.8503;
         e.gemm_4 = 0.55;
         e.gemm_half_dim = 1016;
@@ -158,9 +158,9 @@ Efficiency default_efficiency(const std::string& generation) {
         e.attn_half_seq = 974.2;
         e.scale_out_bw = 1;
         e.overlap_dp = 6.611e-05;
-        e.a2a = 0.3938;
+        e.a2a = 0.3939;
         e.overlap_ep = 0.174;
-        e.layer_overhead_s = 0.0003314;
+        e.layer_overhead_s = 0.0003316;
         e.reserve_bytes = 1.811e+09;
         e.fragmentation = 0.01902;
     }
