@@ -8,6 +8,7 @@
 
 #include "helpers.h"
 #include "shardplan/calibrate.h"
+#include "shardplan/constants.h"
 #include "shardplan/presets.h"
 #include "shardplan/ranges.h"
 #include "shardplan/validate.h"
@@ -132,11 +133,19 @@ TEST(Calibrate, RecoversTheProfileItsRunsCameFrom) {
         c.measured.tokens_per_s_per_gpu = p.throughput.tokens_per_s_per_gpu;
         runs.push_back(c);
     }
+    // These dense runs never exercise the MoE constants: `moe` stays where it started, is reported as not
+    // exercised, and is no model defect even when its start sits at a bound.
     const std::vector<FitParam> params = {{"gemm_16", &Efficiency::gemm_16, 0.3, 0.95},
                                           {"attn", &Efficiency::attn, 0.1, 0.9},
                                           {"overlap_dp", &Efficiency::overlap_dp, 0.0, 1.0},
-                                          {"scale_out_bw", &Efficiency::scale_out_bw, 0.3, 1.0}};
-    const FitResult f = fit_efficiency(runs, preset_gpu("h100-sxm").eff, 0.0, params);
+                                          {"scale_out_bw", &Efficiency::scale_out_bw, 0.3, 1.0},
+                                          {"moe", &Efficiency::moe, 0.1, 1.0}};
+    Efficiency start = preset_gpu("h100-sxm").eff;
+    start.moe = 1.0;
+    const FitResult f = fit_efficiency(runs, start, 0.0, params);
+    EXPECT_EQ(f.unexercised, std::vector<std::string>{"moe"});
+    EXPECT_DOUBLE_EQ(f.eff.moe, 1.0);
+    for (const Constant* k : constants_at_bounds(f.eff, f.unexercised)) EXPECT_NE(std::string(k->key), "moe");
     EXPECT_GT(f.before.throughput.median_abs_error, 0.05);   // the defaults do not describe this cluster
     EXPECT_LT(f.after.throughput.median_abs_error, 0.005);   // the fitted profile does
     EXPECT_LT(f.after.throughput.p90_abs_error, 0.01);
