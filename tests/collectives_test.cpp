@@ -57,3 +57,17 @@ TEST(Collectives, TrivialGroupsCostNothing) {
     EXPECT_EQ(wire_bytes(Collective::all_reduce, 1e9, 1), 0.0);
     EXPECT_NEAR(wire_bytes(Collective::all_reduce, 1e9, 4), 1.5e9, 1);
 }
+
+TEST(Collectives, AllToAllAcrossDomainsLeavesOverEachRanksOwnNic) {
+    // 64 ranks, 8 per server, all-to-all of 1 GB per rank, a2a share 1: 56/64 of each rank's buffer is
+    // bound for other servers and leaves over the server's NICs beside the other 7 ranks' own, 45 GB/s
+    // each: 0.875e9 / 45e9 = 19.444 ms; 7/64 stays on NVLink (0.304 ms), in parallel; latency
+    // 7·2 µs + 7·6 µs = 56 µs. No flat ring at 8 × 45 GB/s: an all-to-all is no ring (it priced this
+    // 8× too fast, 2.4 ms).
+    Fabric f = fabric();
+    f.a2a = 1.0;
+    const auto c = collective_time(Collective::all_to_all, 1e9, 64, 8, f);
+    EXPECT_NEAR(c.time_s, 0.875e9 / 45e9 + 56e-6, 1e-9);
+    EXPECT_STREQ(c.algorithm, "hierarchical");
+    EXPECT_EQ(c.tier, Tier::scale_out);
+}

@@ -3,6 +3,7 @@
 #include "shardplan/collectives.h"
 
 #include <algorithm>
+#include <limits>
 #include <cmath>
 
 #include "shardplan/hardware.h"
@@ -96,9 +97,13 @@ CollectiveCost collective_time(Collective c, double S, int64_t n, int64_t per_do
     }
     if (c == Collective::send_recv) return {f.out_latency_s + S / f.out_Bps, Tier::scale_out, "p2p"};
     // Flat across domains: every rank's NIC carries its ring share; G rings share a domain's G NICs,
-    // so the ring runs at min(NVLink, G × NIC) per rank-channel (hardware-and-formulas B.1.4).
+    // so the ring runs at min(NVLink, G × NIC) per rank-channel (hardware-and-formulas B.1.4). Not for
+    // an all-to-all, which is no ring: each rank's (n − G)/n of its buffer bound for other domains leaves
+    // over the domain's NICs beside every other rank's own, one NIC's worth per rank (below).
     const double flat_bw = std::min(f.up_Bps, static_cast<double>(G) * f.out_Bps);
-    CollectiveCost best = flat(c, S, n, G == 1 ? f.out_Bps : flat_bw, f.out_latency_s, Tier::scale_out);
+    CollectiveCost best = c == Collective::all_to_all && G > 1
+                              ? CollectiveCost{std::numeric_limits<double>::infinity(), Tier::scale_out, "none"}
+                              : flat(c, S, n, G == 1 ? f.out_Bps : flat_bw, f.out_latency_s, Tier::scale_out);
     if (G > 1) {
         const double N = static_cast<double>((n + G - 1) / G);  // domains in the group
         const double g = static_cast<double>(G);
