@@ -45,6 +45,9 @@ void add_scenario_flags(CLI::App& cmd, ScenarioFlags& f, bool with_degrees, bool
         cmd.add_option("--tp-comm-overlap", f.tp_comm_overlap,
                        "true | false: TP's SP collectives run under the GEMMs beside them (Megatron --tp-comm-overlap; "
                        "default: on for NeMo/Megatron-Bridge, else off)");
+        cmd.add_option("--ep-comm-overlap", f.ep_comm_overlap,
+                       "true | false: MoE all-to-alls run under another micro-batch's computation (Megatron "
+                       "--overlap-moe-expert-parallel-comm; needs vpp > 1 when pp > 1; default: on for Megatron-Bridge)");
         cmd.add_option("--sequence-parallel", f.sequence_parallel, "true | false (default: on when tp > 1)");
         cmd.add_option("--schedule", f.schedule, "gpipe | 1f1b | interleaved | zb | dualpipe");
         cmd.add_option("--grad-dtype", f.grad_dtype, "bf16 | fp32 (Megatron keeps fp32 main gradients)");
@@ -75,6 +78,7 @@ Case resolve_base(const ScenarioFlags& f) {
     base.grad_buckets = f.grad_buckets;
     base.dropout = f.dropout;
     base.tp_comm_overlap = f.tp_comm_overlap;
+    base.ep_comm_overlap = f.ep_comm_overlap;
     base.dp = 1;  // degrees are the search's to choose: keep resolve_scenario from deriving them
     Case c = resolve_scenario(base);
     c.layout.dp = 1;

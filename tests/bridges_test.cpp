@@ -30,7 +30,7 @@ const char* kDeepSeekV3 = R"({"architectures": ["DeepseekV3ForCausalLM"], "hidde
   "num_hidden_layers": 61, "num_attention_heads": 128, "num_key_value_heads": 128, "vocab_size": 129280,
   "q_lora_rank": 1536, "kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,
   "n_routed_experts": 256, "n_shared_experts": 1, "num_experts_per_tok": 8, "moe_intermediate_size": 2048,
-  "first_k_dense_replace": 3, "moe_layer_freq": 1, "tie_word_embeddings": false})";
+  "first_k_dense_replace": 3, "moe_layer_freq": 1, "n_group": 8, "topk_group": 4, "tie_word_embeddings": false})";
 
 const char* kQwen3_30B = R"({"architectures": ["Qwen3MoeForCausalLM"], "hidden_size": 2048, "intermediate_size": 6144,
   "num_hidden_layers": 48, "num_attention_heads": 32, "num_key_value_heads": 4, "head_dim": 128, "vocab_size": 151936,
@@ -105,6 +105,7 @@ TEST(HfImport, ParameterCountsMatchThePublishedTotals) {
         const ModelSpec m = model_from_hf_config(hf(text), "m");
         EXPECT_EQ(model_params_total(m), model_params_total(preset_model(preset))) << preset;
         EXPECT_EQ(model_params_active(m), model_params_active(preset_model(preset))) << preset;
+        EXPECT_EQ(to_json(m)["moe"], to_json(preset_model(preset))["moe"]) << preset;  // DeepSeek-V3: 4 of 8 groups
     }
 }
 

@@ -435,6 +435,35 @@ TEST(Import, TorchtitanKernelsFollowTorchCompile) {
 
 // Full recomputation's method and N travel through Megatron's flags both ways; torchtitan and DeepSpeed,
 // which checkpoint every layer on its own, refuse any other choice and say how to plan instead.
+// EP overlap and DeepSeek-V3's group-limited routing travel to Megatron-LM and back: a layout without
+// pipelining and 8 micro-batches writes --overlap-moe-expert-parallel-comm, the model
+// --moe-router-num-groups 8 --moe-router-group-topk 4; torchtitan, which has no such overlap, refuses
+// with the way out.
+TEST(Import, MegatronExpertOverlapAndGroupLimitedRoutingRoundTrip) {
+    const ModelSpec m = preset_model("deepseek-v3");
+    ClusterSpec c = preset_cluster("h800");
+    c.gpus = 2048;
+    Layout l;
+    l.ep = 64;
+    l.dp = 2048;
+    l.zero = 3;
+    l.global_batch = 16384;
+    l.ep_comm_overlap = true;
+    const Export e = export_config(m, c, l, Framework::megatron);
+    ASSERT_FALSE(e.refusal) << *e.refusal;
+    EXPECT_NE(e.text.find("--overlap-moe-expert-parallel-comm"), std::string::npos);
+    EXPECT_NE(e.text.find("--moe-router-num-groups 8 --moe-router-group-topk 4"), std::string::npos);
+    ImportContext ctx;
+    ctx.cluster = c;
+    ctx.gpus = c.gpus;
+    const Case back = import_launch(Framework::megatron, e.text, ctx, "exported").c;
+    EXPECT_TRUE(back.layout.ep_comm_overlap);
+    EXPECT_EQ(back.model.name, "deepseek-v3");  // the groups make it the preset again
+    const Export tt = export_config(m, c, l, Framework::torchtitan);
+    ASSERT_TRUE(tt.refusal);
+    EXPECT_NE(tt.refusal->find("ep_comm_overlap false"), std::string::npos);
+}
+
 TEST(Import, MegatronRecomputeMethodAndLayersRoundTrip) {
     const ModelSpec m = preset_model("llama3-70b");
     ClusterSpec c = preset_cluster("dgx-h100");

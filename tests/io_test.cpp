@@ -64,6 +64,8 @@ TEST(Io, ErrorsNameTheField) {
         {"/cluster/gpus", nullptr, "cluster.gpus: expected a value; the field is missing"},
         {"/cluster/efficiency", json{{"gemm_16", 1.5}}, "cluster.efficiency.gemm_16"},
         {"/cluster/efficiency", json{{"overlap_tp", 0.5}}, "cluster.efficiency.overlap_tp: expected no TP overlap share here: TP overlap is the layout's tp_comm_overlap"},
+        {"/cluster/efficiency", json{{"overlap_ep", 0.5}}, "cluster.efficiency.overlap_ep: expected no EP overlap share here"},
+        {"/model", json{{"preset", "deepseek-v3"}, {"moe", {{"experts", 256}, {"top_k", 8}, {"expert_ffn_hidden", 2048}, {"router_groups", 7}}}}, "model.moe.router_groups: expected a divisor of experts (256), got 7"},
         {"/measured/tokens_per_s_per_gpu", "fast", "measured.tokens_per_s_per_gpu: expected a number"},
     };
     for (const Bad& b : cases) {
@@ -91,6 +93,27 @@ TEST(Io, TensorParallelOverlapFollowsTheFrameworkAndNeedsSequenceParallelism) {
     j["layout"]["sequence_parallel"] = false;
     EXPECT_EQ(error_of(j), "layout.tp_comm_overlap: expected only with sequence_parallel true (it overlaps SP's "
                            "all-gathers and reduce-scatters)");
+}
+
+// EP overlap comes from Megatron-Bridge's recipes, can be given, and is refused at pp > 1 without the
+// interleaved schedule (Megatron's prerequisite for --overlap-moe-expert-parallel-comm).
+TEST(Io, ExpertParallelOverlapFollowsTheFrameworkAndNeedsInterleavingUnderPipelining) {
+    json j = good_case();
+    j["model"] = "mixtral-8x7b";
+    j["layout"]["ep"] = 8;
+    EXPECT_FALSE(case_from_json(j).layout.ep_comm_overlap);
+    j["layout"]["framework"] = "Megatron-Bridge / Megatron-Core (26.04 NeMo Container)";
+    EXPECT_TRUE(case_from_json(j).layout.ep_comm_overlap);
+    j["layout"]["framework"] = "NeMo (Megatron-Core) per recipe";
+    EXPECT_FALSE(case_from_json(j).layout.ep_comm_overlap);
+    j["layout"]["ep_comm_overlap"] = true;
+    EXPECT_TRUE(case_from_json(j).layout.ep_comm_overlap);
+    j["layout"]["pp"] = 2;
+    j["layout"]["dp"] = 4;
+    EXPECT_EQ(error_of(j), "layout.ep_comm_overlap: expected only with the interleaved schedule (vpp > 1) when pp > 1: "
+                           "Megatron's --overlap-moe-expert-parallel-comm pairs micro-batches across virtual stages");
+    j["layout"]["vpp"] = 2;
+    EXPECT_TRUE(case_from_json(j).layout.ep_comm_overlap);
 }
 
 TEST(Io, ALongStringIsQuotedWholeCharactersOnly) {
@@ -193,4 +216,11 @@ TEST(Constants, OneTableDrivesReaderWriterFitAndDocs) {
         const std::string line = text.substr(at, text.find('\n', at) - at);
         EXPECT_NE(line.find(k.source), std::string::npos) << line;
     }
+    // ... and no row for a constant the code no longer has.
+    const size_t begin = text.find("<!-- constants-begin -->"), end = text.find("<!-- constants-end -->");
+    ASSERT_NE(begin, std::string::npos);
+    ASSERT_NE(end, std::string::npos);
+    size_t rows = 0;
+    for (size_t at = text.find("\n| `", begin); at != std::string::npos && at < end; at = text.find("\n| `", at + 1)) ++rows;
+    EXPECT_EQ(rows, efficiency_constants().size()) << "docs/model.md lists constants the code does not have";
 }

@@ -4,7 +4,7 @@
 
 const $ = (id) => document.getElementById(id);
 const DEFAULTS = { model: 'llama3-70b', cluster: 'dgx-h100', gpus: 64, seq: 8192, gbs: 64, tp: 8, cp: 1, pp: 1,
-                   ep: 1, etp: 0, vpp: 1, mb: 1, zero: 1, recompute: 'none', sp: 1, tpo: 0, precision: 'bf16', schedule: '1f1b',
+                   ep: 1, etp: 0, vpp: 1, mb: 1, zero: 1, recompute: 'none', sp: 1, tpo: 0, epo: 0, precision: 'bf16', schedule: '1f1b',
                    grad: 'bf16', order: 'tp-cp-ep-dp-pp', rmethod: 'uniform', rlayers: 1, fw: '' };
 const NUMBER_KEYS = ['gpus', 'seq', 'gbs', 'tp', 'cp', 'pp', 'ep', 'vpp', 'mb', 'rlayers'];
 const ADVANCED = { 'm-layers': 'layers', 'm-hidden': 'hidden', 'm-ffn': 'ffn_hidden', 'm-heads': 'heads',
@@ -43,7 +43,7 @@ const el = (tag, attrs = {}, text) => {
 function readHash() {
   const p = new URLSearchParams(location.hash.slice(1));
   const s = { ...DEFAULTS };
-  for (const [k, v] of p.entries()) s[k] = NUMBER_KEYS.includes(k) || k === 'zero' || k === 'sp' || k === 'tpo' || k === 'etp' || k.startsWith('m-') || k.startsWith('c-') || k.startsWith('e-') ? Number(v) : v;
+  for (const [k, v] of p.entries()) s[k] = NUMBER_KEYS.includes(k) || k === 'zero' || k === 'sp' || k === 'tpo' || k === 'epo' || k === 'etp' || k.startsWith('m-') || k.startsWith('c-') || k.startsWith('e-') ? Number(v) : v;
   return s;
 }
 // Each settled plan is a history entry (Back returns to the previous one); typing within one field
@@ -73,6 +73,7 @@ function toControls() {
   showFullOnly();
   $('sp').checked = !!state.sp;
   $('tpo').checked = !!state.tpo;
+  $('epo').checked = !!state.epo;
   $('precision').value = state.precision;
   $('schedule').value = state.schedule;
   $('etp').value = state.etp > 0 ? String(state.etp) : '';
@@ -93,6 +94,7 @@ function fromControls() {
   showFullOnly();
   state.sp = $('sp').checked ? 1 : 0;
   state.tpo = $('tpo').checked ? 1 : 0;
+  state.epo = $('epo').checked ? 1 : 0;
   state.precision = $('precision').value;
   state.schedule = $('schedule').value;
   state.etp = $('etp').value === '' ? 0 : Number($('etp').value);
@@ -120,7 +122,7 @@ function fillAdvanced() {
   const m = presetModel(), c = presetCluster();
   for (const [id, key] of Object.entries(ADVANCED)) $(id).value = state[id] ?? m[key];
   for (const [id, key] of Object.entries(MOE)) $(id).value = m.moe ? (state[id] ?? m.moe[key]) : '';
-  for (const label of document.querySelectorAll('#advanced label.moe')) label.hidden = !m.moe;
+  for (const label of document.querySelectorAll('label.moe')) label.hidden = !m.moe;
   if (c) {
     $('c-domain').value = state['c-domain'] ?? c.scale_up_domain;
     $('c-hbm').value = state['c-hbm'] ?? c.gpu.hbm_usable_gb;
@@ -145,7 +147,7 @@ function buildCase() {
     // dp is left to the API, which derives it by the same rule as the CLI (gpus ÷ tp·cp·pp).
     layout: { tp: state.tp, cp: state.cp, pp: state.pp, ep: state.ep, vpp: state.vpp,
               micro_batch: state.mb, global_batch: state.gbs, seq_len: state.seq, zero: state.zero,
-              recompute: state.recompute, sequence_parallel: !!state.sp, tp_comm_overlap: !!state.tpo,
+              recompute: state.recompute, sequence_parallel: !!state.sp, tp_comm_overlap: !!state.tpo, ep_comm_overlap: !!state.epo,
               precision: state.precision,
               schedule: state.schedule, grad_dtype: state.grad, order: state.order,
               ...(state.recompute === 'full' ? { recompute_method: state.rmethod, recompute_layers: state.rlayers } : {}),

@@ -37,7 +37,7 @@ struct FitScore {
 struct FitResult {
     Efficiency eff;
     FitScore before, after;
-    /// Fitted constants no run's prediction depends on (no MoE run for overlap_ep, say): left at their
+    /// Fitted constants no run's prediction depends on (no MoE run for moe and a2a, say): left at their
     /// start, and no model defect however close to a bound that start is.
     std::vector<std::string> unexercised;
 };

@@ -51,6 +51,11 @@ struct Layout {
     /// --tp-comm-overlap with Transformer Engine userbuffers, torchtitan's async TP). Only with sequence
     /// parallelism, whose collectives these are; off, TP traffic is exposed in full.
     bool tp_comm_overlap = false;
+    /// Each MoE layer's dispatch and combine all-to-alls run under another micro-batch's computation
+    /// (Megatron's --overlap-moe-expert-parallel-comm, which pairs one micro-batch's forward with
+    /// another's backward as DualPipe does). Takes effect with ep > 1, two micro-batches or more and,
+    /// when pp > 1, the interleaved schedule; DualPipe overlaps this way by itself.
+    bool ep_comm_overlap = false;
     Precision precision = Precision::bf16;
     Schedule schedule = Schedule::one_f_one_b;
     GradDtype grad_dtype = GradDtype::bf16;
@@ -61,6 +66,15 @@ struct Layout {
 int64_t effective_etp(const Layout& l);
 /// Model chunks one pipeline rank holds: vpp under the interleaved schedule, 2 under DualPipe, else 1.
 int64_t rank_chunks(const Layout& l);
+/// Whether TP traffic runs under the GEMMs: tp > 1, tp_comm_overlap and sequence parallelism.
+bool overlaps_tp(const Layout& l);
+/// Whether the MoE all-to-alls run under another micro-batch's computation: DualPipe, or
+/// ep_comm_overlap with ep > 1, two micro-batches or more, and the interleaved schedule when pp > 1
+/// (Megatron's prerequisites for --overlap-moe-expert-parallel-comm).
+bool overlaps_ep(const Layout& l);
+/// Why ep_comm_overlap asked for cannot run (Megatron refuses it): pp > 1 without the interleaved
+/// schedule. nullopt when it can, or when it is off.
+std::optional<std::string> ep_overlap_refusal(const Layout& l);
 /// Whether selective recomputation replays `module` (recompute selective; no modules named = core_attn).
 bool recomputes(const Layout& l, RecomputeModule module);
 inline uint32_t module_bit(RecomputeModule m) { return 1u << static_cast<unsigned>(m); }
@@ -72,13 +86,15 @@ uint32_t op_level_selective_modules();
 /// (docs/model.md §2): eager kernels for torchtitan and nanotron (PyTorch modules op by op), fused
 /// otherwise (Megatron-Core, NeMo, and llm-foundry with its fused cross-entropy); nanotron also splits
 /// stages by compute cost and reduces gradients through PyTorch DDP's bucket copies. NeMo's and
-/// Megatron-Bridge's performance recipes turn TP communication overlap on (with sequence parallelism).
+/// Megatron-Bridge's performance recipes turn TP communication overlap on (with sequence parallelism);
+/// Megatron-Bridge's MoE recipes also overlap the expert all-to-alls (overlap_moe_expert_parallel_comm).
 /// Everything else: an even split, the framework's own gradient buffer, TP traffic exposed.
 struct FrameworkDefaults {
     Kernels kernels = Kernels::fused;
     StageSplit stage_split = StageSplit::even;
     GradBuckets grad_buckets = GradBuckets::views;
     bool tp_comm_overlap = false;
+    bool ep_comm_overlap = false;
 };
 FrameworkDefaults framework_defaults(const std::string& framework);
 /// "core_attn,mlp": the modules a selective layout replays, in Megatron's order.

@@ -30,6 +30,11 @@ struct MoeSpec {
     int64_t expert_ffn_hidden = 0;  // f_e
     int64_t dense_layers = 0;       // leading layers with a dense MLP of ffn_hidden
     int64_t layer_freq = 1;         // after the dense ones, layer i is MoE when (i - dense_layers) % freq == 0
+    /// Group-limited (node-limited) routing: the experts form router_groups groups and a token's k
+    /// experts come from its group_topk best (DeepSeek-V3: 4 of 8, one group per node in training,
+    /// report §2.1.2; HF n_group / topk_group, Megatron --moe-router-num-groups / -group-topk). 1 / 0: none.
+    int64_t router_groups = 1;
+    int64_t group_topk = 0;
 };
 
 struct ModelSpec {

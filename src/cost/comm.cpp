@@ -54,7 +54,26 @@ Traffic cp_traffic(const ModelSpec& m, const Layout& l, const GroupPlacement& g,
 Traffic ep_traffic(const ModelSpec& m, const Layout& l, const GroupPlacement& g, const Fabric& f) {
     const double k = m.moe ? static_cast<double>(m.moe->top_k) : 0.0;
     const double S = kElem * tokens(l) / static_cast<double>(l.tp) * k * static_cast<double>(m.hidden);
-    return make(Collective::all_to_all, "all-to-all", S, g, f);
+    Traffic t = make(Collective::all_to_all, "all-to-all", S, g, f);
+    if (m.moe && m.moe->group_topk > 0 && m.moe->router_groups > 1 && g.crosses_domain()) {
+        // Group-limited routing (DeepSeek-V3 report §2.1.2, §3.2.2): experts sit on the EP ranks in
+        // order, so each of the router_groups groups covers N / groups of the group's N domains (at least
+        // part of one), and a token's experts lie on at most group_topk · max(1, N / groups) of them. It
+        // crosses the scale-out fabric once per target domain other than its own and fans out to its
+        // experts' GPUs over NVLink there, and back the same way.
+        const double N = static_cast<double>(g.domains_spanned), G = static_cast<double>(g.per_domain);
+        const double groups = static_cast<double>(m.moe->router_groups);
+        const double limit = std::min(N, static_cast<double>(m.moe->group_topk) * std::max(1.0, N / groups));
+        const double cross = kElem * tokens(l) / static_cast<double>(l.tp) * static_cast<double>(m.hidden) * limit *
+                             (N - 1.0) / N;
+        const double t_out = cross / (f.out_Bps * f.a2a), t_up = S / (f.up_Bps * f.a2a);
+        const double limited = std::max(t_out, t_up) + (G - 1.0) * f.up_latency_s + (N - 1.0) * f.out_latency_s;
+        if (limited < t.time_s) {
+            t.time_s = limited;
+            t.algorithm = "node-limited";
+        }
+    }
+    return t;
 }
 
 Traffic pp_traffic(const ModelSpec& m, const Layout& l, const GroupPlacement& g, const Fabric& f) {

@@ -101,6 +101,8 @@ Export megatron(const ModelSpec& m, const Layout& l) {
             for (int64_t i = 0; i < m.layers; ++i) pattern += std::string(i ? "," : "") + (is_moe_layer(m, i) ? "1" : "0");
             arg("--moe-layer-freq " + pattern + "]'");
         }
+        if (e.router_groups > 1 && e.group_topk > 0)
+            arg(fmt::format("--moe-router-num-groups {} --moe-router-group-topk {}", e.router_groups, e.group_topk));
         arg("--moe-grouped-gemm");
         arg("--moe-token-dispatcher-type alltoall");
     }
@@ -115,6 +117,7 @@ Export megatron(const ModelSpec& m, const Layout& l) {
     if (pp_inside_dp) arg("--use-tp-pp-dp-mapping");
     if (l.sequence_parallel && l.tp > 1) arg("--sequence-parallel");
     if (l.tp_comm_overlap && l.sequence_parallel && l.tp > 1) arg("--tp-comm-overlap");
+    if (m.moe && overlaps_ep(l) && l.schedule != Schedule::dualpipe) arg("--overlap-moe-expert-parallel-comm");
     if (l.pp > 1) {
         const std::vector<Stage> st = split_stages(m, l);
         if (l.vpp > 1) {
@@ -170,6 +173,8 @@ Export torchtitan(const ModelSpec& m, const Layout& l) {
     if (l.schedule == Schedule::dualpipe)
         return refuse(F, "torchtitan offers DualPipeV (one V-shaped pair of stages per rank); shardplan's dualpipe is "
                          "DeepSeek's original with two stages per rank");
+    if (m.moe && overlaps_ep(l) && l.schedule != Schedule::dualpipe)
+        return refuse(F, "torchtitan does not overlap the expert all-to-alls with another micro-batch: ep_comm_overlap false");
     if (l.tp > 1 && l.sequence_parallel && l.tp_comm_overlap && l.kernels != Kernels::fused)
         return refuse(F, "torchtitan's async TP runs only under torch.compile: kernels fused, or tp_comm_overlap false");
     if (l.precision == Precision::nvfp4) return refuse(F, "torchtitan has no nvfp4 training recipe");

@@ -132,6 +132,12 @@ ModelSpec model_from_hf_config(const nlohmann::json& j, const std::string& field
             m.moe = MoeSpec{h.integer("n_routed_experts"), h.integer("num_experts_per_tok"),
                             h.integer("n_shared_experts", 0), h.integer("moe_intermediate_size"),
                             h.integer("first_k_dense_replace", 0), h.integer("moe_layer_freq", 1)};
+            // Node-limited routing: the experts fall in n_group groups (one per node in training) and a
+            // token uses the topk_group best of them.
+            if (h.integer("n_group", 1) > 1) {
+                m.moe->router_groups = h.integer("n_group");
+                m.moe->group_topk = h.integer("topk_group");
+            }
             break;
         }
         case Family::gpt_oss:  // biases on attention (attention_bias), experts and router; a sink per head

@@ -258,6 +258,8 @@ ModelSpec megatron_model(const Values& v) {
                     {"qk_nope_head_dim", v.integer("--qk-head-dim", 128)},
                     {"qk_rope_head_dim", v.integer("--qk-pos-emb-head-dim", 64)},
                     {"v_head_dim", v.integer("--v-head-dim", 128)}};
+        // As a Hugging Face config reads: an MLA query/key head is the no-position part plus the RoPE part.
+        m["head_dim"] = v.integer("--qk-head-dim", 128) + v.integer("--qk-pos-emb-head-dim", 64);
     }
     if (v.has("--num-experts")) {
         int64_t dense = 0, freq = 1;
@@ -280,7 +282,9 @@ ModelSpec megatron_model(const Values& v) {
         const int64_t shared = v.integer("--moe-shared-expert-intermediate-size", 0, 0);
         m["moe"] = {{"experts", v.integer("--num-experts", 0)}, {"top_k", v.integer("--moe-router-topk", 2)},
                     {"shared_experts", fe > 0 ? shared / fe : 0}, {"expert_ffn_hidden", fe},
-                    {"dense_layers", dense}, {"layer_freq", freq}};
+                    {"dense_layers", dense}, {"layer_freq", freq},
+                    {"router_groups", v.integer("--moe-router-num-groups", 1)},
+                    {"group_topk", v.integer("--moe-router-group-topk", 0, 0)}};
     }
     ModelSpec spec = model_from_json(m, v.field + " (model arguments)");
     // The same architecture as a preset is that preset (its name in reports and in the case).
@@ -329,6 +333,7 @@ Draft megatron_layout(const Values& v) {
     l.seq_len = v.integer("--seq-length", 0);
     l.sequence_parallel = v.flag("--sequence-parallel") || l.tp == 1;
     l.tp_comm_overlap = v.flag("--tp-comm-overlap");
+    l.ep_comm_overlap = v.flag("--overlap-moe-expert-parallel-comm");
     l.zero = v.flag("--use-distributed-optimizer") ? 1 : 0;
     if (v.flag("--use-torch-fsdp2")) l.zero = 3;
     if (v.flag("--use-megatron-fsdp")) {

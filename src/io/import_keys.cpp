@@ -44,6 +44,8 @@ constexpr LaunchKey kMegatron[] = {
     {"--moe-ffn-hidden-size", K::integer, ""},
     {"--moe-grouped-gemm", K::flag, ""},
     {"--moe-layer-freq", K::text, ""},  // an integer, or a Python list '[0,1,1,...]' (moe_freq_type)
+    {"--moe-router-group-topk", K::integer, ""},
+    {"--moe-router-num-groups", K::integer, ""},
     {"--moe-router-topk", K::integer, ""},
     {"--moe-shared-expert-intermediate-size", K::integer, ""},
     {"--moe-token-dispatcher-type", K::text, "allgather|alltoall|flex"},
@@ -59,6 +61,7 @@ constexpr LaunchKey kMegatron[] = {
     {"--num-query-groups", K::integer, ""},
     {"--num-virtual-stages-per-pipeline-rank", K::integer, ""},
     {"--overlap-grad-reduce", K::flag, ""},
+    {"--overlap-moe-expert-parallel-comm", K::flag, ""},
     {"--overlap-param-gather", K::flag, ""},
     {"--pipeline-model-parallel-size", K::integer, ""},
     {"--position-embedding-type", K::text, "learned_absolute|rope|mrope|relative|none"},

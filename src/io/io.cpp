@@ -257,10 +257,11 @@ ModelSpec model_from_json(const json& j, const std::string& path, const FileAcce
     }
     if (r.has("moe")) {
         Reader x(r.raw("moe"), r.at("moe"));
-        x.only({"experts", "top_k", "shared_experts", "expert_ffn_hidden", "dense_layers", "layer_freq"});
+        x.only({"experts", "top_k", "shared_experts", "expert_ffn_hidden", "dense_layers", "layer_freq",
+                "router_groups", "group_topk"});
         m.moe = MoeSpec{x.required_integer("experts"), x.required_integer("top_k"), x.integer("shared_experts", 0),
                         x.required_integer("expert_ffn_hidden"), x.integer("dense_layers", 0),
-                        x.integer("layer_freq", 1)};
+                        x.integer("layer_freq", 1), x.integer("router_groups", 1), x.integer("group_topk", 0)};
     } else if (j.contains("moe")) {
         m.moe.reset();
     }
@@ -278,6 +279,9 @@ Efficiency efficiency_from_json(const json& j, Efficiency e, const std::string& 
     if (r.has("overlap_tp"))
         throw ConfigError(r.at("overlap_tp"), "no TP overlap share here: TP overlap is the layout's tp_comm_overlap "
                                               "(true | false), priced by its mechanism (docs/model.md §5.2)");
+    if (r.has("overlap_ep"))
+        throw ConfigError(r.at("overlap_ep"), "no EP overlap share here: EP overlap is the layout's ep_comm_overlap "
+                                              "(true | false) or DualPipe, priced by its mechanism (docs/model.md §5.2)");
     std::vector<const char*> keys;
     for (const Constant& k : efficiency_constants()) keys.push_back(k.key);
     r.only(keys);
@@ -344,7 +348,7 @@ ClusterSpec cluster_from_json(const json& j, const std::string& path) {
 Layout layout_from_json(const json& j, const std::string& path) {
     Reader r(j, path);
     r.only({"tp", "cp", "pp", "dp", "ep", "etp", "vpp", "micro_batch", "global_batch", "seq_len", "zero", "recompute",
-            "recompute_modules", "recompute_method", "recompute_layers", "attention_kernel", "kernels", "stage_split", "grad_buckets", "dropout", "sequence_parallel", "tp_comm_overlap", "precision", "schedule",
+            "recompute_modules", "recompute_method", "recompute_layers", "attention_kernel", "kernels", "stage_split", "grad_buckets", "dropout", "sequence_parallel", "tp_comm_overlap", "ep_comm_overlap", "precision", "schedule",
             "grad_dtype", "order", "framework"});
     Layout l;
     l.tp = r.integer("tp", 1);
@@ -409,6 +413,10 @@ Layout layout_from_json(const json& j, const std::string& path) {
         throw ConfigError(r.at("tp_comm_overlap"), "only with sequence_parallel true (it overlaps SP's all-gathers and reduce-scatters)");
     l.precision = r.choice<Precision>("precision", Precision::bf16);
     l.schedule = r.choice<Schedule>("schedule", l.vpp > 1 ? Schedule::interleaved : Schedule::one_f_one_b);
+    l.ep_comm_overlap = r.boolean("ep_comm_overlap", fw.ep_comm_overlap);
+    if (r.has("ep_comm_overlap")) {
+        if (const auto why = ep_overlap_refusal(l)) throw ConfigError(r.at("ep_comm_overlap"), *why);
+    }
     l.grad_dtype = r.choice<GradDtype>("grad_dtype", GradDtype::bf16);
     if (r.has("order")) {
         auto o = parse_order(r.string("order", ""));
@@ -509,7 +517,8 @@ json to_json(const ModelSpec& m) {
     if (m.moe)
         j["moe"] = {{"experts", m.moe->experts}, {"top_k", m.moe->top_k}, {"shared_experts", m.moe->shared_experts},
                     {"expert_ffn_hidden", m.moe->expert_ffn_hidden}, {"dense_layers", m.moe->dense_layers},
-                    {"layer_freq", m.moe->layer_freq}};
+                    {"layer_freq", m.moe->layer_freq}, {"router_groups", m.moe->router_groups},
+                    {"group_topk", m.moe->group_topk}};
     j["params_total"] = model_params_total(m);
     j["params_active"] = model_params_active(m);
     return j;
@@ -550,6 +559,7 @@ json to_json(const Layout& l) {
             {"attention_kernel", enum_name(l.attention_kernel)}, {"kernels", enum_name(l.kernels)},
             {"stage_split", enum_name(l.stage_split)}, {"grad_buckets", enum_name(l.grad_buckets)}, {"dropout", l.dropout},
             {"sequence_parallel", l.sequence_parallel}, {"tp_comm_overlap", l.tp_comm_overlap},
+            {"ep_comm_overlap", l.ep_comm_overlap},
             {"precision", enum_name(l.precision)},
             {"schedule", enum_name(l.schedule)}, {"grad_dtype", enum_name(l.grad_dtype)},
             {"order", order_string(l)}, {"framework", l.framework}};

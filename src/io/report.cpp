@@ -130,14 +130,22 @@ std::vector<std::string> plan_findings(const Plan& p) {
             p.cluster.gpu.scale_out_Bps / gb));
     }
     for (const CommTerm& t : p.comm) {
-        const bool overlapped = p.layout.tp_comm_overlap && p.layout.sequence_parallel;
-        if (t.axis != Axis::tp || overlapped || p.time.step_s <= 0 || t.exposed_s < 0.05 * p.time.step_s) continue;
+        if (t.axis != Axis::tp || overlaps_tp(p.layout) || p.time.step_s <= 0 || t.exposed_s < 0.05 * p.time.step_s) continue;
         out.push_back(fmt::format(
             "TP traffic is exposed in full: {:.0f} ms, {:.0f} % of the step. TP communication overlap ({}Megatron's "
             "--tp-comm-overlap, torchtitan's async TP; tp_comm_overlap true) runs it under the GEMMs, leaving about "
             "1/{} of it where they are longer.",
             1e3 * t.exposed_s, 100 * t.exposed_s / p.time.step_s, p.layout.sequence_parallel ? "" : "with sequence parallelism: ",
             p.layout.tp));
+    }
+    for (const CommTerm& t : p.comm) {
+        if (t.axis != Axis::ep || overlaps_ep(p.layout) || p.time.step_s <= 0 || t.exposed_s < 0.05 * p.time.step_s) continue;
+        const bool needs_vpp = p.layout.pp > 1;
+        out.push_back(fmt::format(
+            "EP all-to-all is exposed in full: {:.0f} ms, {:.0f} % of the step. Overlapping it with another "
+            "micro-batch's computation (Megatron's --overlap-moe-expert-parallel-comm; ep_comm_overlap true{}) "
+            "hides what the MoE layers' computation covers.",
+            1e3 * t.exposed_s, 100 * t.exposed_s / p.time.step_s, needs_vpp ? ", with the interleaved schedule at pp > 1" : ""));
     }
     int64_t lo = INT64_MAX, hi = 0;
     for (const StageReport& s : p.stages) {

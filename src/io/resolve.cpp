@@ -164,6 +164,7 @@ Case apply_overrides(Case c, const Overrides& o, Naming n) {
         l.stage_split = fw.stage_split;
         l.grad_buckets = fw.grad_buckets;
         l.tp_comm_overlap = fw.tp_comm_overlap;
+        l.ep_comm_overlap = fw.ep_comm_overlap;
     }
     if (!o.kernels.empty()) l.kernels = named<Kernels>(o.kernels, "kernels", n);
     if (!o.stage_split.empty()) l.stage_split = named<StageSplit>(o.stage_split, "stage_split", n);
@@ -173,6 +174,10 @@ Case apply_overrides(Case c, const Overrides& o, Naming n) {
     if (!o.tp_comm_overlap.empty()) l.tp_comm_overlap = on_off(o.tp_comm_overlap, "tp_comm_overlap", n);
     if (!o.tp_comm_overlap.empty() && l.tp_comm_overlap && l.tp > 1 && !l.sequence_parallel)
         throw ConfigError(override_name("tp_comm_overlap", n), "only with sequence_parallel true (it overlaps SP's all-gathers and reduce-scatters)");
+    if (!o.ep_comm_overlap.empty()) {
+        l.ep_comm_overlap = on_off(o.ep_comm_overlap, "ep_comm_overlap", n);
+        if (const auto why = ep_overlap_refusal(l)) throw ConfigError(override_name("ep_comm_overlap", n), *why);
+    }
     return c;
 }
 

@@ -124,43 +124,40 @@ Efficiency default_efficiency(const std::string& generation) {
         e.moe = 0.6;
         e.attn = 0.3103;
         e.attn_half_seq = 74.91;
-        e.scale_out_bw = 0.968;
-        e.overlap_dp = 0.7478;
+        e.scale_out_bw = 0.9904;
+        e.overlap_dp = 0.731;
         e.a2a = 0.6;
-        e.overlap_ep = 0;
-        e.layer_overhead_s = 0.001088;
+        e.layer_overhead_s = 0.001086;
         e.reserve_bytes = 1.271e+09;
         e.fragmentation = 0.01225;
     }
     if (generation == "blackwell") {  // 64 runs
-        e.gemm_16 = 0.5899;
+        e.gemm_16 = 0.5824;
         e.gemm_8 = 0.9;
-        e.gemm_4 = 0.8236;
-        e.gemm_half_dim = 449.5;
-        e.moe = 0.5615;
-        e.attn = 0.2448;
-        e.attn_half_seq = 1145;
+        e.gemm_4 = 0.9;
+        e.gemm_half_dim = 16.13;
+        e.moe = 0.5318;
+        e.attn = 0.4218;
+        e.attn_half_seq = 8320;
         e.scale_out_bw = 1;
-        e.overlap_dp = 0.1943;
-        e.a2a = 0.8929;
-        e.overlap_ep = 0.8999;
-        e.layer_overhead_s = 0.000635;
+        e.overlap_dp = 0.1894;
+        e.a2a = 0.9999;
+        e.layer_overhead_s = 0.001243;
         e.reserve_bytes = 8.648e+09;
         e.fragmentation = 0.1841;
     }
     if (generation == "hopper") {  // 162 runs
-        e.gemm_16 = 0.9063;
-        e.gemm_8 = 0.8503;
+        e.gemm_16 = 0.9111;
+        e.gemm_8 = 0.8564;
         e.gemm_4 = 0.55;
-        e.gemm_half_dim = 1016;
-        e.moe = 0.771;
-        e.attn = 0.2182;
-        e.attn_half_seq = 974.2;
+        e.gemm_half_dim = 1038;
+        e.moe = 0.796;
+        e.attn = 0.2174;
+        e.attn_half_seq = 950.2;
         e.scale_out_bw = 1;
         e.overlap_dp = 6.611e-05;
-        e.a2a = 0.3939;
-        e.overlap_ep = 0.174;
-        e.layer_overhead_s = 0.0003316;
+        e.a2a = 0.6268;
+        e.layer_overhead_s = 0.0003254;
         e.reserve_bytes = 1.811e+09;
         e.fragmentation = 0.01902;
     }

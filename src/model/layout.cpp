@@ -63,7 +63,24 @@ FrameworkDefaults framework_defaults(const std::string& framework) {
     // NeMo's recipes add MegatronCommOverlapCallback(tp_comm_overlap=True) with a userbuffers config
     // per model and GPU; Megatron-Bridge's performance configs set comm_overlap likewise.
     if (f.find("nemo") != std::string::npos || f.find("megatron-bridge") != std::string::npos) d.tp_comm_overlap = true;
+    // Megatron-Bridge's MoE performance recipes set comm_overlap.overlap_moe_expert_parallel_comm.
+    if (f.find("megatron-bridge") != std::string::npos) d.ep_comm_overlap = true;
     return d;
+}
+
+bool overlaps_tp(const Layout& l) { return l.tp > 1 && l.tp_comm_overlap && l.sequence_parallel; }
+
+bool overlaps_ep(const Layout& l) {
+    if (l.ep <= 1) return false;
+    if (l.schedule == Schedule::dualpipe) return true;
+    return l.ep_comm_overlap && micro_batches(l) >= 2 && (l.pp == 1 || (l.schedule == Schedule::interleaved && l.vpp > 1));
+}
+
+std::optional<std::string> ep_overlap_refusal(const Layout& l) {
+    if (!l.ep_comm_overlap || l.ep <= 1 || l.pp <= 1 || l.schedule == Schedule::dualpipe) return std::nullopt;
+    if (l.schedule == Schedule::interleaved && l.vpp > 1) return std::nullopt;
+    return std::string("only with the interleaved schedule (vpp > 1) when pp > 1: Megatron's "
+                       "--overlap-moe-expert-parallel-comm pairs micro-batches across virtual stages");
 }
 
 uint32_t op_level_selective_modules() {

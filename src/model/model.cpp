@@ -148,6 +148,10 @@ void validate_model(const ModelSpec& m, const std::string& path) {
         require_range(e.expert_ffn_hidden, 1, kMaxDim, path + ".moe.expert_ffn_hidden");
         require_range(e.dense_layers, 0, m.layers - 1, path + ".moe.dense_layers");
         require_range(e.layer_freq, 1, m.layers, path + ".moe.layer_freq");
+        require_range(e.router_groups, 1, e.experts, path + ".moe.router_groups");
+        if (e.experts % e.router_groups != 0)
+            throw ConfigError(path + ".moe.router_groups", fmt::format("a divisor of experts ({}), got {}", e.experts, e.router_groups));
+        require_range(e.group_topk, 0, e.router_groups, path + ".moe.group_topk");
     }
     // 10^13 parameters and beyond compute in int64; reject only what would overflow it.
     const double h = static_cast<double>(m.hidden);

@@ -45,6 +45,9 @@ std::vector<ModelSpec> make_models() {
         ModelSpec m = with_moe(dense("deepseek-v3", 61, 7168, 18432, 128, 128, 128, 129280), 256, 8, 1, 2048, 3);
         m.attention = AttentionKind::mla;
         m.mla = MlaSpec{1536, 512, 128, 64, 128};
+        m.head_dim = 128 + 64;  // a query/key head: no-position part + RoPE part (as config.json reads)
+        m.moe->router_groups = 8;  // n_group 8, topk_group 4 (config.json; report §2.1.2)
+        m.moe->group_topk = 4;
         v.push_back(m);
     }
     {

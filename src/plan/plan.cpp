@@ -207,7 +207,7 @@ LayerComm layer_comm(const ModelSpec& m, const Layout& l, const std::vector<Grou
     // TP: exposed in full, unless the layout overlaps SP's collectives with the GEMMs beside them, one
     // chunk per TP rank (comm.h); the backward's dgrad and wgrad GEMMs are twice the forward's.
     if (l.tp > 1) {
-        const bool overlap = l.tp_comm_overlap && l.sequence_parallel;
+        const bool overlap = overlaps_tp(l);
         auto pass = [&](double gemm_s) {
             const double comm_s = 2.0 * x.tp.time_s;
             return overlap ? chunked_overlap_exposed_s(comm_s, gemm_s, l.tp) : comm_s;
@@ -219,13 +219,13 @@ LayerComm layer_comm(const ModelSpec& m, const Layout& l, const std::vector<Grou
     }
     x.cp_fwd_exp = std::max(0.0, static_cast<double>(l.cp - 1) * x.cp.time_s - eff.overlap_cp * dense.attn_fwd_s);
     x.cp_bwd_exp = std::max(0.0, 2.0 * static_cast<double>(l.cp - 1) * x.cp.time_s - eff.overlap_cp * 2.5 * dense.attn_fwd_s);
-    x.ep_exp = (1.0 - eff.overlap_ep) * x.ep.time_s;
-    // DualPipe pairs a forward chunk of one micro-batch with a backward chunk of another and runs each
-    // one's all-to-alls under the other's computation (DeepSeek-V3 report §3.2.1, Fig. 4): a MoE layer's
-    // four all-to-alls (dispatch and combine, forward and backward) hide under its forward and backward
-    // computation, and only what exceeds that stays exposed. The schedule, not a fitted share, decides.
-    if (l.schedule == Schedule::dualpipe && x.has_ep)
-        x.ep_exp = std::max(0.0, x.ep.time_s - (moe.fwd_s + moe.bwd_s) / 4.0);
+    x.ep_exp = x.ep.time_s;
+    // EP: exposed in full, unless a forward chunk of one micro-batch is paired with a backward chunk of
+    // another and each one's all-to-alls run under the other's computation: DualPipe (DeepSeek-V3 report
+    // §3.2.1, Fig. 4), or Megatron's --overlap-moe-expert-parallel-comm, which pairs them the same way.
+    // A MoE layer's four all-to-alls (dispatch and combine, forward and backward) hide under its forward
+    // and backward computation, and only what exceeds that stays exposed. No fitted share decides.
+    if (x.has_ep && overlaps_ep(l)) x.ep_exp = std::max(0.0, x.ep.time_s - (moe.fwd_s + moe.bwd_s) / 4.0);
     return x;
 }
 
