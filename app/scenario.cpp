@@ -36,7 +36,7 @@ void add_scenario_flags(CLI::App& cmd, ScenarioFlags& f, bool with_degrees, bool
         cmd.add_option("--kernels", f.kernels, "fused | eager (PyTorch ops one by one, as torchtitan and nanotron run them)");
         cmd.add_option("--framework", f.framework,
                        "The framework that runs it (Megatron-LM, torchtitan, nanotron, ...): its defaults for --kernels, "
-                       "--stage-split and --grad-buckets");
+                       "--stage-split, --grad-buckets, --tp-comm-overlap and --ep-comm-overlap");
         cmd.add_option("--stage-split", f.stage_split,
                        "even | cost (nanotron: stages take layers until their compute cost, LM head included, passes their share)");
         cmd.add_option("--grad-buckets", f.grad_buckets,

@@ -121,6 +121,26 @@ TEST(Resolve, FrameworkBringsItsDefaultsAndRecomputeLayersNeedFull) {
     EXPECT_EQ(nano.grad_buckets, GradBuckets::copies);
     o.stage_split = "even";
     EXPECT_EQ(apply_overrides(llama70b_on(128), o, Naming::flags).layout.stage_split, StageSplit::even);
+    // Megatron-Bridge's recipes overlap TP and EP traffic; a flag beside the framework wins, and one
+    // that cannot run is refused with Megatron's reason.
+    Overrides b;
+    b.framework = "Megatron-Bridge";
+    const Layout bridge = apply_overrides(llama70b_on(128), b, Naming::flags).layout;
+    EXPECT_TRUE(bridge.tp_comm_overlap);
+    EXPECT_TRUE(bridge.ep_comm_overlap);
+    b.tp_comm_overlap = "false";
+    EXPECT_FALSE(apply_overrides(llama70b_on(128), b, Naming::flags).layout.tp_comm_overlap);
+    b.tp_comm_overlap = "true";
+    b.sequence_parallel = "false";
+    b.tp = 8;
+    EXPECT_EQ(error_of([&] { apply_overrides(llama70b_on(128), b, Naming::flags); }),
+              "--tp-comm-overlap: expected only with sequence_parallel true (it overlaps SP's all-gathers and reduce-scatters)");
+    Overrides e;
+    e.ep = 2;
+    e.pp = 2;
+    e.ep_comm_overlap = "true";
+    EXPECT_NE(error_of([&] { apply_overrides(llama70b_on(128), e, Naming::pins); }).find("pins.ep_comm_overlap: expected only with the interleaved schedule"),
+              std::string::npos);
     Overrides r;
     r.recompute_layers = 4;
     EXPECT_EQ(error_of([&] { apply_overrides(llama70b_on(128), r, Naming::flags); }),

@@ -72,6 +72,9 @@ bool overlaps_tp(const Layout& l);
 /// ep_comm_overlap with ep > 1, two micro-batches or more, and the interleaved schedule when pp > 1
 /// (Megatron's prerequisites for --overlap-moe-expert-parallel-comm).
 bool overlaps_ep(const Layout& l);
+/// Why tp_comm_overlap asked for cannot run (Megatron refuses it): tp > 1 without sequence
+/// parallelism. nullopt when it can, or when it is off.
+std::optional<std::string> tp_overlap_refusal(const Layout& l);
 /// Why ep_comm_overlap asked for cannot run (Megatron refuses it): pp > 1 without the interleaved
 /// schedule. nullopt when it can, or when it is off.
 std::optional<std::string> ep_overlap_refusal(const Layout& l);

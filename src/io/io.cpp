@@ -409,8 +409,9 @@ Layout layout_from_json(const json& j, const std::string& path) {
     // TP overlap chunks the sequence-parallel collectives: it takes effect with them, and asking for it
     // without them is refused (as Megatron refuses --tp-comm-overlap without --sequence-parallel).
     l.tp_comm_overlap = r.boolean("tp_comm_overlap", fw.tp_comm_overlap);
-    if (r.has("tp_comm_overlap") && l.tp_comm_overlap && l.tp > 1 && !l.sequence_parallel)
-        throw ConfigError(r.at("tp_comm_overlap"), "only with sequence_parallel true (it overlaps SP's all-gathers and reduce-scatters)");
+    if (r.has("tp_comm_overlap")) {
+        if (const auto why = tp_overlap_refusal(l)) throw ConfigError(r.at("tp_comm_overlap"), *why);
+    }
     l.precision = r.choice<Precision>("precision", Precision::bf16);
     l.schedule = r.choice<Schedule>("schedule", l.vpp > 1 ? Schedule::interleaved : Schedule::one_f_one_b);
     l.ep_comm_overlap = r.boolean("ep_comm_overlap", fw.ep_comm_overlap);

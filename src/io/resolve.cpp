@@ -171,9 +171,10 @@ Case apply_overrides(Case c, const Overrides& o, Naming n) {
     if (!o.grad_buckets.empty()) l.grad_buckets = named<GradBuckets>(o.grad_buckets, "grad_buckets", n);
     if (!o.dropout.empty()) l.dropout = on_off(o.dropout, "dropout", n);
     // TP overlap takes effect with sequence parallelism; asking for both on and off is refused.
-    if (!o.tp_comm_overlap.empty()) l.tp_comm_overlap = on_off(o.tp_comm_overlap, "tp_comm_overlap", n);
-    if (!o.tp_comm_overlap.empty() && l.tp_comm_overlap && l.tp > 1 && !l.sequence_parallel)
-        throw ConfigError(override_name("tp_comm_overlap", n), "only with sequence_parallel true (it overlaps SP's all-gathers and reduce-scatters)");
+    if (!o.tp_comm_overlap.empty()) {
+        l.tp_comm_overlap = on_off(o.tp_comm_overlap, "tp_comm_overlap", n);
+        if (const auto why = tp_overlap_refusal(l)) throw ConfigError(override_name("tp_comm_overlap", n), *why);
+    }
     if (!o.ep_comm_overlap.empty()) {
         l.ep_comm_overlap = on_off(o.ep_comm_overlap, "ep_comm_overlap", n);
         if (const auto why = ep_overlap_refusal(l)) throw ConfigError(override_name("ep_comm_overlap", n), *why);

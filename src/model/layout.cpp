@@ -76,6 +76,11 @@ bool overlaps_ep(const Layout& l) {
     return l.ep_comm_overlap && micro_batches(l) >= 2 && (l.pp == 1 || (l.schedule == Schedule::interleaved && l.vpp > 1));
 }
 
+std::optional<std::string> tp_overlap_refusal(const Layout& l) {
+    if (!l.tp_comm_overlap || l.tp <= 1 || l.sequence_parallel) return std::nullopt;
+    return std::string("only with sequence_parallel true (it overlaps SP's all-gathers and reduce-scatters)");
+}
+
 std::optional<std::string> ep_overlap_refusal(const Layout& l) {
     if (!l.ep_comm_overlap || l.ep <= 1 || l.pp <= 1 || l.schedule == Schedule::dualpipe) return std::nullopt;
     if (l.schedule == Schedule::interleaved && l.vpp > 1) return std::nullopt;
