@@ -3,8 +3,8 @@
 #include "shardplan/collectives.h"
 
 #include <algorithm>
-#include <limits>
 #include <cmath>
+#include <limits>
 
 #include "shardplan/hardware.h"
 

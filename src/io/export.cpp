@@ -116,7 +116,7 @@ Export megatron(const ModelSpec& m, const Layout& l) {
     }
     if (pp_inside_dp) arg("--use-tp-pp-dp-mapping");
     if (l.sequence_parallel && l.tp > 1) arg("--sequence-parallel");
-    if (l.tp_comm_overlap && l.sequence_parallel && l.tp > 1) arg("--tp-comm-overlap");
+    if (overlaps_tp(l)) arg("--tp-comm-overlap");
     if (m.moe && overlaps_ep(l) && l.schedule != Schedule::dualpipe) arg("--overlap-moe-expert-parallel-comm");
     if (l.pp > 1) {
         const std::vector<Stage> st = split_stages(m, l);
@@ -173,9 +173,9 @@ Export torchtitan(const ModelSpec& m, const Layout& l) {
     if (l.schedule == Schedule::dualpipe)
         return refuse(F, "torchtitan offers DualPipeV (one V-shaped pair of stages per rank); shardplan's dualpipe is "
                          "DeepSeek's original with two stages per rank");
-    if (m.moe && overlaps_ep(l) && l.schedule != Schedule::dualpipe)
+    if (m.moe && overlaps_ep(l))
         return refuse(F, "torchtitan does not overlap the expert all-to-alls with another micro-batch: ep_comm_overlap false");
-    if (l.tp > 1 && l.sequence_parallel && l.tp_comm_overlap && l.kernels != Kernels::fused)
+    if (overlaps_tp(l) && l.kernels != Kernels::fused)
         return refuse(F, "torchtitan's async TP runs only under torch.compile: kernels fused, or tp_comm_overlap false");
     if (l.precision == Precision::nvfp4) return refuse(F, "torchtitan has no nvfp4 training recipe");
     if (l.precision == Precision::fp16) return refuse(F, "torchtitan trains in bfloat16 or float32 (no fp16)");
@@ -259,7 +259,7 @@ Export torchtitan(const ModelSpec& m, const Layout& l) {
         t += fmt::format("expert_tensor_parallel_degree = {}\n", effective_etp(l));
     }
     if (l.tp > 1 && !l.sequence_parallel) t += "disable_loss_parallel = true\n";
-    if (l.tp > 1 && l.sequence_parallel && l.tp_comm_overlap) t += "enable_async_tensor_parallel = true\n";
+    if (overlaps_tp(l)) t += "enable_async_tensor_parallel = true\n";
     t += "\n[activation_checkpoint]\n";
     t += fmt::format("mode = \"{}\"\n", enum_name(l.recompute));
     if (l.recompute == Recompute::selective) t += "selective_ac_option = \"op\"\n";

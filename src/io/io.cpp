@@ -348,8 +348,9 @@ ClusterSpec cluster_from_json(const json& j, const std::string& path) {
 Layout layout_from_json(const json& j, const std::string& path) {
     Reader r(j, path);
     r.only({"tp", "cp", "pp", "dp", "ep", "etp", "vpp", "micro_batch", "global_batch", "seq_len", "zero", "recompute",
-            "recompute_modules", "recompute_method", "recompute_layers", "attention_kernel", "kernels", "stage_split", "grad_buckets", "dropout", "sequence_parallel", "tp_comm_overlap", "ep_comm_overlap", "precision", "schedule",
-            "grad_dtype", "order", "framework"});
+            "recompute_modules", "recompute_method", "recompute_layers", "attention_kernel", "kernels", "stage_split",
+            "grad_buckets", "dropout", "sequence_parallel", "tp_comm_overlap", "ep_comm_overlap", "precision",
+            "schedule", "grad_dtype", "order", "framework"});
     Layout l;
     l.tp = r.integer("tp", 1);
     l.cp = r.integer("cp", 1);

@@ -170,7 +170,7 @@ Case apply_overrides(Case c, const Overrides& o, Naming n) {
     if (!o.stage_split.empty()) l.stage_split = named<StageSplit>(o.stage_split, "stage_split", n);
     if (!o.grad_buckets.empty()) l.grad_buckets = named<GradBuckets>(o.grad_buckets, "grad_buckets", n);
     if (!o.dropout.empty()) l.dropout = on_off(o.dropout, "dropout", n);
-    // TP overlap takes effect with sequence parallelism; asking for both on and off is refused.
+    // Overlap asked for where Megatron cannot run it is refused with its reason (layout.h).
     if (!o.tp_comm_overlap.empty()) {
         l.tp_comm_overlap = on_off(o.tp_comm_overlap, "tp_comm_overlap", n);
         if (const auto why = tp_overlap_refusal(l)) throw ConfigError(override_name("tp_comm_overlap", n), *why);

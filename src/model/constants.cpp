@@ -1,6 +1,7 @@
 // The tunable constants, one table (include/shardplan/constants.h). Ranges in JSON units.
-#include <algorithm>
 #include "shardplan/constants.h"
+
+#include <algorithm>
 
 #include <fmt/format.h>
 
