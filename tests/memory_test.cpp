@@ -271,13 +271,12 @@ TEST(Memory, EagerKernelsKeepTheActivationOutputAndTheFp32LossCopies) {
     // loss holds an fp32 upcast and its shifted copy beside the bf16 logits: 4 B · T · V = 4 · 4096 · 128256
     // = 2,101,346,304 B more than the fused vocab-parallel cross-entropy.
     const ModelSpec m = preset_model("llama3-8b");
-    ClusterSpec c = preset_cluster("dgx-h100");
-    c.gpus = 1;
+    const ClusterSpec c = cluster(1);
     Layout l;
     l.global_batch = 1;
     l.seq_len = 4096;
     l.zero = 0;
-    const Stage s{0, m.layers, 0, true, true, 0};
+    const Stage s = whole(m);
     const MemoryBreakdown fused = stage_memory(m, c, l, s, 1.0);
     l.kernels = Kernels::eager;
     const MemoryBreakdown eager = stage_memory(m, c, l, s, 1.0);
@@ -367,7 +366,7 @@ TEST(Memory, DdpBucketCopiesAddTheGradientsOnceMoreWhenThereIsDataParallelism) {
     l.dp = 8;
     l.global_batch = 8;
     l.grad_dtype = GradDtype::fp32;
-    const Stage s{0, m.layers, 0, true, true, 0};
+    const Stage s = whole(m);
     const MemoryBreakdown views = stage_memory(m, c, l, s, 1.0);
     l.grad_buckets = GradBuckets::copies;
     EXPECT_DOUBLE_EQ(stage_memory(m, c, l, s, 1.0).grads_bytes - views.grads_bytes, 2.0 * 8'030'261'248.0);
@@ -391,7 +390,7 @@ TEST(Memory, SequenceParallelKeepsTwoFullSequenceGatherBuffers) {
     l.tp = 8;
     l.global_batch = 1;
     l.seq_len = 4096;
-    const Stage s{0, m.layers, 0, true, true, 0};
+    const Stage s = whole(m);
     l.sequence_parallel = false;
     const double off = stage_memory(m, c, l, s, 1.0).other_bytes;
     l.sequence_parallel = true;
@@ -429,8 +428,7 @@ TEST(Memory, ThePeakIsTheLossOrALayersBackwardWhicheverHoldsMore) {
 // with one layer recomputed at a time, and an eighth of uniform's replayed forwards.
 TEST(Memory, FullRecomputeByMethodAndNumberOfLayers) {
     const ModelSpec m = preset_model("llama3-8b");
-    ClusterSpec c = preset_cluster("dgx-h100");
-    c.gpus = 1;
+    const ClusterSpec c = cluster(1);
     Layout l;
     l.global_batch = 1;
     l.seq_len = 4096;

@@ -117,7 +117,7 @@ Export megatron(const ModelSpec& m, const Layout& l) {
     if (pp_inside_dp) arg("--use-tp-pp-dp-mapping");
     if (l.sequence_parallel && l.tp > 1) arg("--sequence-parallel");
     if (overlaps_tp(l)) arg("--tp-comm-overlap");
-    if (m.moe && overlaps_ep(l) && l.schedule != Schedule::dualpipe) arg("--overlap-moe-expert-parallel-comm");
+    if (m.moe && overlaps_ep(l)) arg("--overlap-moe-expert-parallel-comm");  // DualPipe is refused above
     if (l.pp > 1) {
         const std::vector<Stage> st = split_stages(m, l);
         if (l.vpp > 1) {

@@ -129,23 +129,21 @@ std::vector<std::string> plan_findings(const Plan& p) {
             axis, g.size, g.domains_spanned, p.cluster.scale_up_domain, p.cluster.gpu.scale_up_Bps / gb,
             p.cluster.gpu.scale_out_Bps / gb));
     }
+    // TP or EP traffic the layout does not overlap, when it costs 5 % of the step or more: the setting that would.
     for (const CommTerm& t : p.comm) {
-        if (t.axis != Axis::tp || overlaps_tp(p.layout) || p.time.step_s <= 0 || t.exposed_s < 0.05 * p.time.step_s) continue;
-        out.push_back(fmt::format(
-            "TP traffic is exposed in full: {:.0f} ms, {:.0f} % of the step. TP communication overlap ({}Megatron's "
-            "--tp-comm-overlap, torchtitan's async TP; tp_comm_overlap true) runs it under the GEMMs, leaving about "
-            "1/{} of it where they are longer.",
-            1e3 * t.exposed_s, 100 * t.exposed_s / p.time.step_s, p.layout.sequence_parallel ? "" : "with sequence parallelism: ",
-            p.layout.tp));
-    }
-    for (const CommTerm& t : p.comm) {
-        if (t.axis != Axis::ep || overlaps_ep(p.layout) || p.time.step_s <= 0 || t.exposed_s < 0.05 * p.time.step_s) continue;
-        const bool needs_vpp = p.layout.pp > 1;
-        out.push_back(fmt::format(
-            "EP all-to-all is exposed in full: {:.0f} ms, {:.0f} % of the step. Overlapping it with another "
-            "micro-batch's computation (Megatron's --overlap-moe-expert-parallel-comm; ep_comm_overlap true{}) "
-            "hides what the MoE layers' computation covers.",
-            1e3 * t.exposed_s, 100 * t.exposed_s / p.time.step_s, needs_vpp ? ", with the interleaved schedule at pp > 1" : ""));
+        const bool tp = t.axis == Axis::tp;
+        if ((!tp && t.axis != Axis::ep) || (tp ? overlaps_tp(p.layout) : overlaps_ep(p.layout)) || p.time.step_s <= 0 ||
+            t.exposed_s < 0.05 * p.time.step_s)
+            continue;
+        const std::string cost = fmt::format("{:.0f} ms, {:.0f} % of the step", 1e3 * t.exposed_s, 100 * t.exposed_s / p.time.step_s);
+        out.push_back(tp ? fmt::format("TP traffic is exposed in full: {}. TP communication overlap ({}Megatron's "
+                                       "--tp-comm-overlap, torchtitan's async TP; tp_comm_overlap true) runs it under the "
+                                       "GEMMs, leaving about 1/{} of it where they are longer.",
+                                       cost, p.layout.sequence_parallel ? "" : "with sequence parallelism: ", p.layout.tp)
+                         : fmt::format("EP all-to-all is exposed in full: {}. Overlapping it with another micro-batch's "
+                                       "computation (Megatron's --overlap-moe-expert-parallel-comm; ep_comm_overlap true{}) "
+                                       "hides what the MoE layers' computation covers.",
+                                       cost, p.layout.pp > 1 ? ", with the interleaved schedule at pp > 1" : ""));
     }
     int64_t lo = INT64_MAX, hi = 0;
     for (const StageReport& s : p.stages) {

@@ -61,10 +61,11 @@ FrameworkDefaults framework_defaults(const std::string& framework) {
         d.grad_buckets = GradBuckets::copies;  // torch DistributedDataParallel, gradient_as_bucket_view off
     }
     // NeMo's recipes add MegatronCommOverlapCallback(tp_comm_overlap=True) with a userbuffers config
-    // per model and GPU; Megatron-Bridge's performance configs set comm_overlap likewise.
-    if (f.find("nemo") != std::string::npos || f.find("megatron-bridge") != std::string::npos) d.tp_comm_overlap = true;
-    // Megatron-Bridge's MoE performance recipes set comm_overlap.overlap_moe_expert_parallel_comm.
-    if (f.find("megatron-bridge") != std::string::npos) d.ep_comm_overlap = true;
+    // per model and GPU; Megatron-Bridge's performance configs set comm_overlap likewise, and its MoE
+    // recipes comm_overlap.overlap_moe_expert_parallel_comm too.
+    const bool bridge = f.find("megatron-bridge") != std::string::npos;
+    d.tp_comm_overlap = bridge || f.find("nemo") != std::string::npos;
+    d.ep_comm_overlap = bridge;
     return d;
 }
 
