@@ -217,7 +217,7 @@ function render(p) {
   $('tps-cluster').textContent = `${(p.throughput.tokens_per_s / 1e6).toFixed(2)} M tokens/s for the cluster`;
   const [lo, hi] = p.throughput.tokens_per_s_per_gpu_range, basis = p.throughput.range_basis;
   $('tps-range').textContent = basis.runs > 0
-    ? `80 % range ${Math.round(lo).toLocaleString('en-US')}–${Math.round(hi).toLocaleString('en-US')}: where ${basis.runs} held-out published runs like it (${basis.class}) measured`
+    ? `80 % range ${Math.round(lo).toLocaleString('en-US')}–${Math.round(hi).toLocaleString('en-US')}: from ${basis.runs} held-out published runs like it (${basis.class})`
     : '';
   $('mfu').textContent = `MFU ${(100 * p.throughput.mfu).toFixed(1)} % · HFU ${(100 * p.throughput.hfu).toFixed(1)} % of ${(p.throughput.peak_flops / 1e12).toFixed(0)} TFLOP/s ${p.inputs.layout.precision}`;
   $('step').textContent = fmtTime(p.time.step_s);

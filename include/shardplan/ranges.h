@@ -1,7 +1,8 @@
 /// How far a prediction of tokens/s per GPU can be trusted: an 80 % range from the leave-one-source-out
 /// residuals (docs/validation.md) of published runs like it — dense or MoE, GPU generation, framework
-/// family — with fallbacks to wider classes where too few runs are alike. tools/fit_ranges.py writes the
-/// table from `validate calibration.json --leave-one-source-out --json`.
+/// family — with fallbacks to wider classes where too few runs are alike. The range is symmetric about the
+/// prediction (in ratio), as wide as a source the bands were not built from needs to fall inside it 80 % of
+/// the time. tools/fit_ranges.py writes the table from `validate calibration.json --leave-one-source-out --json`.
 ///
 ///   ThroughputRange r = throughput_range(1500, false, "hopper", "megatron");   // r.low, r.high, r.runs
 #pragma once
@@ -15,14 +16,15 @@ namespace shardplan {
 /// llm-foundry/Composer, FSDP), "jax" (MaxText, PaxML), "deepspeed", or "" when the text names none.
 std::string framework_family(const std::string& framework);
 
-/// One class of runs and the 10th/90th percentiles of its held-out residuals, log(predicted/measured).
+/// One class of runs and the half-width w of its band: measured within [P·e^−w, P·e^w] of a prediction P.
+/// w is one quantile (the same for every class) of the held-out |log(predicted/measured)| of the class.
 /// An empty field matches any value.
 struct ResidualBand {
     const char* kind;        // "dense", "moe" or ""
     const char* generation;  // "hopper", ... or ""
     const char* family;      // framework_family() or ""
     int64_t runs;
-    double log_q10, log_q90;
+    double log_half_width;
 };
 const std::vector<ResidualBand>& residual_bands();
 

@@ -69,6 +69,7 @@ struct ValidationSummary {
     std::map<std::string, ErrorStats> by_source, by_gpu, by_kind;
     RankingStats ranking;
     std::map<std::string, RankingStats> ranking_by_source;
+    int64_t in_range = 0;  // predicted cases whose measured throughput lies within the plan's 80 % range
 };
 
 struct ValidationReport {

@@ -181,6 +181,7 @@ ValidationReport validate_cases(const CaseList& list) {
         }
         if (!r.throughput_error) continue;
         ++s.predicted;
+        if (const double m = *r.measured_tokens_per_s_per_gpu; m >= r.range_low && m <= r.range_high) ++s.in_range;
         const double e = *r.throughput_error;
         for (Acc* a : {&all, &src[r.source], &gpu[r.gpu], &kind[r.moe ? "moe" : "dense"]}) {
             a->abs.push_back(std::fabs(e));
@@ -262,6 +263,8 @@ json validation_to_json(const ValidationReport& r) {
                    for (const auto& [name, v] : s.memory_by_kind) k[name] = stats_json(v);
                    return k;
                }()},
+              {"range", {{"cases", s.predicted}, {"inside", s.in_range},
+                         {"share", s.predicted > 0 ? double(s.in_range) / double(s.predicted) : 0.0}}},
               {"ranking", ranking}, {"by", by}}}};
 }
 
@@ -290,6 +293,9 @@ std::string format_validation(const ValidationReport& r, bool per_case) {
     out += fmt::format("{} cases had an assumed recomputation that cannot fit and were planned with more; with every "
                        "assumption as written, {} would not fit\n",
                        s.resolved, s.false_oom_as_given);
+    if (s.predicted > 0)
+        out += fmt::format("80 % range: {} of {} measured inside ({:.0f} %)\n", s.in_range, s.predicted,
+                           100.0 * double(s.in_range) / double(s.predicted));
     if (s.ranking.pairs > 0) {
         out += fmt::format("ranking: {:.0f} % of {} same-job pairs more than 5 % apart ordered as measured", 100 * s.ranking.share(),
                            s.ranking.pairs);

@@ -130,7 +130,7 @@ std::string format_plan(const Plan& p, bool color) {
     line(st.bold("Throughput"));
     line(row(p, "throughput.tokens_per_s_per_gpu"));
     if (const ThroughputRange& r = p.throughput.range; r.runs > 0)
-        line(fmt::format("  {:<24} {:>12}   where 80 % of {} held-out runs like it measured ({})", "80 % range",
+        line(fmt::format("  {:<24} {:>12}   from {} held-out runs like it ({})", "80 % range",
                          fmt::format("{:.0f}–{:.0f}", r.low, r.high), r.runs, r.basis));
     for (const char* k : {"throughput.tokens_per_s", "throughput.mfu", "throughput.hfu"}) line(row(p, k));
     line(fmt::format("  {:<24} {:>12}", "peak used for MFU",

@@ -77,7 +77,7 @@ test('TP above the domain size turns the TP group red and memory per GPU shrinks
   assert.equal(await page.locator('#topology g.group.tp.crossing').count(), 0);
   const before = Number(await page.getAttribute('#memory-bar', 'data-total'));
   // The throughput carries its 80 % range from held-out published runs, and says where it comes from.
-  assert.match(await page.textContent('#tps-range'), /^80 % range [\d,]+–[\d,]+: where \d+ held-out published runs like it \(dense · hopper/);
+  assert.match(await page.textContent('#tps-range'), /^80 % range [\d,]+–[\d,]+: from \d+ held-out published runs like it \(dense · hopper/);
   assert.ok(await smallestLabelPx('#topology') >= 10, 'topology labels readable');
   // The memory caption names the moment of the peak (PP 1: the loss of a micro-batch; its logits are
   // larger than a layer's gradients).
