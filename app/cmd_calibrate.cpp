@@ -71,7 +71,8 @@ Run setup_calibrate(CLI::App& cmd) {
                 const bool hold = o->holdout_every > 0 && k % static_cast<size_t>(o->holdout_every) == 0;
                 (hold ? held : fit).push_back(list.cases[idx[k]]);
             }
-            const Efficiency start = o->from_generic ? Efficiency{} : list.cases[idx[0]].cluster.gpu.eff;
+            const Efficiency start = o->from_generic ? generic_efficiency(list.cases[idx[0]].cluster.gpu.generation)
+                                                     : list.cases[idx[0]].cluster.gpu.eff;
             if (o->from_generic)
                 for (std::vector<Case>* c : {&fit, &held})
                     for (Case& x : *c) x.cluster.gpu.eff = start;

@@ -32,7 +32,7 @@ void add_scenario_flags(CLI::App& cmd, ScenarioFlags& f, bool with_degrees, bool
                        "With --recompute full: uniform (groups of --recompute-layers, each group's input kept) | block "
                        "(only the first --recompute-layers layers of each rank's chunk recomputed)");
         cmd.add_option("--recompute-layers", f.recompute_layers, "With --recompute full: Megatron's --recompute-num-layers (default 1)");
-        cmd.add_option("--attention-kernel", f.attention_kernel, "flash | unfused (stores the s×s softmax, as 2022-era Megatron)");
+        cmd.add_option("--attention-kernel", f.attention_kernel, "flash (FlashAttention-2) | fused (cuDNN / FlashAttention-3) | unfused (stores the s×s softmax, as 2022-era Megatron); default: the framework's");
         cmd.add_option("--kernels", f.kernels, "fused | eager (PyTorch ops one by one, as torchtitan and nanotron run them)");
         cmd.add_option("--framework", f.framework,
                        "The framework that runs it (Megatron-LM, torchtitan, nanotron, ...): its defaults for --kernels, "

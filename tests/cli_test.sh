@@ -124,7 +124,7 @@ expect 0 "recompute selective (core_attn)" plan --model llama3-8b --cluster dgx-
 expect 2 "--recompute-modules: expected only with recompute selective, got recompute full" plan --model llama3-8b --cluster dgx-h100 --gpus 8 --tp 8 --recompute full --recompute-modules mlp
 expect 0 "recompute selective (core_attn,mlp)" search --model llama3-8b --cluster dgx-h100 --gpus 8 --global-batch 64 --recompute-modules core_attn,mlp
 expect 2 "--recompute-modules: expected only with recompute selective, got recompute full" search --model llama3-8b --cluster dgx-h100 --gpus 8 --global-batch 64 --recompute full --recompute-modules mlp
-expect 2 "--attention-kernel: expected one of flash, unfused" plan --model llama3-8b --cluster dgx-h100 --gpus 8 --tp 8 --attention-kernel sdpa
+expect 2 "--attention-kernel: expected one of flash, fused, unfused" plan --model llama3-8b --cluster dgx-h100 --gpus 8 --tp 8 --attention-kernel sdpa
 
 # Import (issue 16): an exported launch configuration read back and planned from stdin.
 "$bin" export --model llama3-70b --cluster dgx-h100 --gpus 512 --tp 8 --pp 4 --vpp 5 --global-batch 512 --seq-len 8192 --format megatron > "$tmp/run.args"

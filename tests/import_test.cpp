@@ -497,3 +497,40 @@ TEST(Import, MegatronRecomputeMethodAndLayersRoundTrip) {
         EXPECT_NE(r.refusal->find("--recompute-method uniform --recompute-layers 1"), std::string::npos) << *r.refusal;
     }
 }
+
+// The attention kernel by Megatron's --attention-backend names: each of flash, fused and unfused
+// round-trips through a Megatron launch line; "auto" (or none) is what Transformer Engine picks on
+// Hopper, fused. torchtitan's SDPA never stores the scores (unfused refused) and has no job-config key
+// for cuDNN's kernel (fused exported with a comment saying how to ask for it).
+TEST(Import, MegatronAttentionBackendRoundTripsAndTorchtitanSaysWhatSdpaRuns) {
+    const ModelSpec m = preset_model("llama3-8b");
+    ClusterSpec c = preset_cluster("dgx-h100");
+    c.gpus = 8;
+    ImportContext ctx;
+    ctx.cluster = c;
+    ctx.gpus = c.gpus;
+    for (AttentionKernel k : {AttentionKernel::flash, AttentionKernel::fused, AttentionKernel::unfused}) {
+        Layout l;
+        l.dp = 8;
+        l.zero = 3;  // FSDP: what torchtitan shards with
+        l.global_batch = 64;
+        l.attention_kernel = k;
+        const Export e = export_config(m, c, l, Framework::megatron);
+        ASSERT_FALSE(e.refusal) << *e.refusal;
+        EXPECT_NE(e.text.find("--attention-backend " + std::string(enum_name(k))), std::string::npos);
+        EXPECT_EQ(import_launch(Framework::megatron, e.text, ctx, "exported").c.layout.attention_kernel, k);
+        const Export tt = export_config(m, c, l, Framework::torchtitan);
+        EXPECT_EQ(tt.refusal.has_value(), k == AttentionKernel::unfused) << tt.refusal.value_or("");
+        if (k == AttentionKernel::fused) EXPECT_NE(tt.text.find("SDPBackend.CUDNN_ATTENTION"), std::string::npos);
+        if (k == AttentionKernel::flash) EXPECT_EQ(tt.text.find("CUDNN"), std::string::npos);
+    }
+    // The same launch line without --attention-backend: Transformer Engine's choice, fused.
+    Layout l;
+    l.dp = 8;
+    l.global_batch = 64;
+    std::string text = export_config(m, c, l, Framework::megatron).text;
+    const std::string flag = "--attention-backend flash \\\n";
+    ASSERT_NE(text.find(flag), std::string::npos);
+    text.erase(text.find(flag), flag.size());
+    EXPECT_EQ(import_launch(Framework::megatron, text, ctx, "line").c.layout.attention_kernel, AttentionKernel::fused);
+}

@@ -306,6 +306,36 @@ TEST(Compute, TileAndWaveQuantization) {
                 18874368.0 / 19464192.0, 1e-12);
 }
 
+// Attention by kernel class: a fused Hopper-native kernel (cuDNN, FlashAttention-3) runs the same FLOPs
+// attn_fused = 1.6 × faster than FlashAttention-2 on H100 (FlashAttention-3 paper), the same on A100;
+// nothing else in the layer changes. Llama 3 8B, 8192 tokens: attention forward at η = attn · s/(s + half)
+// (· 1.6 fused), so the ratio of the two attention times is exactly 1.6 on Hopper and 1 on Ampere.
+TEST(Compute, FusedAttentionRunsAttnFusedTimesFlashAttentionTwo) {
+    const ModelSpec m = preset_model("llama3-8b");
+    Layout l;
+    l.seq_len = 8192;
+    for (const char* cl : {"dgx-h100", "dgx-a100"}) {
+        const ClusterSpec c = preset_cluster(cl);
+        l.attention_kernel = AttentionKernel::flash;
+        const LayerWork flash = layer_work(m, c, l, false);
+        l.attention_kernel = AttentionKernel::fused;
+        const LayerWork fused = layer_work(m, c, l, false);
+        const double k = std::string(cl) == "dgx-h100" ? 1.6 : 1.0;
+        EXPECT_DOUBLE_EQ(c.gpu.eff.attn_fused, k) << cl;
+        EXPECT_NEAR(flash.attn_fwd_s / fused.attn_fwd_s, k, 1e-12) << cl;
+        EXPECT_NEAR(flash.fwd_s - fused.fwd_s, flash.attn_fwd_s - fused.attn_fwd_s, 1e-15) << cl;
+        EXPECT_DOUBLE_EQ(flash.model_flops, fused.model_flops) << cl;
+    }
+    // Who runs which (framework_defaults): Transformer Engine's cuDNN kernel under Megatron-Core, NeMo and
+    // the JAX frameworks; FlashAttention-2 under the PyTorch frameworks, Megatron-DeepSpeed and unnamed ones.
+    EXPECT_EQ(framework_defaults("Megatron-Bridge / Megatron-Core (26.06 NeMo Container)").attention, AttentionKernel::fused);
+    EXPECT_EQ(framework_defaults("MaxText (JAX)").attention, AttentionKernel::fused);
+    EXPECT_EQ(framework_defaults("torchtitan (PyTorch FSDP2/DTensor)").attention, AttentionKernel::flash);
+    EXPECT_EQ(framework_defaults("Megatron-DeepSpeed (microsoft)").attention, AttentionKernel::flash);
+    EXPECT_EQ(framework_defaults("HAI-LLM").attention, AttentionKernel::flash);
+    EXPECT_EQ(framework_defaults("").attention, Layout{}.attention_kernel);
+}
+
 // Full recomputation replays each layer's forward with its 2 TP collectives; the block method only the
 // first N layers'. Llama 3 8B at TP 8 on 8 GPUs, 32 layers, 4 micro-batches: uniform 32 · 4 · (4 + 2) =
 // 768 TP calls per step; block N = 4: 32 · 4 · 4 + 4 · 4 · 2 = 544.

@@ -121,6 +121,12 @@ TEST(Resolve, FrameworkBringsItsDefaultsAndRecomputeLayersNeedFull) {
     EXPECT_EQ(nano.grad_buckets, GradBuckets::copies);
     o.stage_split = "even";
     EXPECT_EQ(apply_overrides(llama70b_on(128), o, Naming::flags).layout.stage_split, StageSplit::even);
+    // The attention kernel too: NeMo brings cuDNN's fused kernel, and --attention-kernel beside it wins.
+    Overrides a;
+    a.framework = "NeMo";
+    EXPECT_EQ(apply_overrides(llama70b_on(128), a, Naming::flags).layout.attention_kernel, AttentionKernel::fused);
+    a.attention_kernel = "flash";
+    EXPECT_EQ(apply_overrides(llama70b_on(128), a, Naming::flags).layout.attention_kernel, AttentionKernel::flash);
     // Megatron-Bridge's recipes overlap TP and EP traffic; a flag beside the framework wins, and one
     // that cannot run is refused with Megatron's reason.
     Overrides b;

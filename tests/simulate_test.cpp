@@ -178,12 +178,12 @@ TEST(Simulate, ThePlanTakesItsPipelineFromTheSimulation) {
         EXPECT_DOUBLE_EQ(p.memory.total_bytes(), worst);
     }
     // ZB-H1's bubble is (p − 1)(F + B − W) against 1F1B's (p − 1)(F + B + W) (Qi et al. 2023): a third at
-    // F : B : W = 1 : 1 : 1; here attention, element-wise work and TP traffic the GEMMs cannot hide sit in
-    // F and B but not in W, which lifts it to about a half. Interleaving halves 1F1B's (v = 2), GPipe
-    // equals it, and DualPipe is below it.
+    // F : B : W = 1 : 1 : 1; here attention, element-wise work, the layer's fixed launch cost and TP traffic
+    // the GEMMs cannot hide sit in F and B but not in W, which lifts it to about a half (0.56 with Hopper's
+    // fitted 1.3 ms per layer). Interleaving halves 1F1B's (v = 2), GPipe equals it, and DualPipe is below it.
     EXPECT_NEAR(bubble[Schedule::gpipe], bubble[Schedule::one_f_one_b], 1e-6);
     EXPECT_NEAR(bubble[Schedule::interleaved] / bubble[Schedule::one_f_one_b], 0.5, 0.05);
-    EXPECT_LT(bubble[Schedule::zb], 0.55 * bubble[Schedule::one_f_one_b]);
+    EXPECT_LT(bubble[Schedule::zb], 0.6 * bubble[Schedule::one_f_one_b]);
     EXPECT_LT(bubble[Schedule::dualpipe], bubble[Schedule::one_f_one_b]);
 
     // Over the pass limit the plan keeps its closed forms, and says so.

@@ -45,6 +45,11 @@ struct FitResult {
 /// Predicts every case with `eff` in place of its GPU's efficiencies.
 FitScore score_efficiency(const std::vector<Case>& cases, const Efficiency& eff);
 
+/// Where a fit from generic values starts: every fitted constant at its generic value (Efficiency{}),
+/// and the generation's own value of the ones no fit moves (sourced per generation, e.g. attn_fused).
+/// `calibrate --from-generic` and leave_one_source_out start here.
+Efficiency generic_efficiency(const std::string& generation);
+
 /// Fits `params` (default: all of fit_params()) starting from `start`. `prior_weight` scales the pull
 /// towards `start` (0 = none). Deterministic.
 FitResult fit_efficiency(const std::vector<Case>& cases, const Efficiency& start, double prior_weight = 0.02,

@@ -20,9 +20,13 @@ enum class MlpKind { swiglu, gelu, relu2 };
 enum class AttentionKind { mha, mla };
 enum class NormKind { rmsnorm, layernorm };
 enum class GradDtype { bf16, fp32 };
-/// The attention core's kernel: flash keeps only its output and log-sum-exp; unfused (2022-era Megatron,
-/// BLOOM) stores the softmax of the s × s scores (and its dropout mask and output when dropout is on).
-enum class AttentionKernel { flash, unfused };
+/// The attention core's kernel, by Megatron's --attention-backend names. flash: FlashAttention-2 (the
+/// flash-attn package, PyTorch SDPA's flash backend, Triton kernels); fused: a fused attention written for
+/// Hopper and later (cuDNN fused attention through Transformer Engine, FlashAttention-3), about 1.6 ×
+/// FlashAttention-2's speed there (Efficiency::attn_fused). Both keep only their output and log-sum-exp;
+/// unfused (2022-era Megatron, BLOOM) stores the softmax of the s × s scores (and its dropout mask and
+/// output when dropout is on).
+enum class AttentionKernel { flash, fused, unfused };
 /// How the framework runs the pointwise work around the GEMMs: fused kernels (Megatron-Core and Transformer
 /// Engine: SwiGLU in one kernel, vocab-parallel cross-entropy in place) or eager PyTorch ops, one autograd
 /// node each (torchtitan's and nanotron's Llama: the activation's output kept beside its inputs; the loss
@@ -106,8 +110,8 @@ template <> struct EnumNames<GradBuckets> {
 };
 
 template <> struct EnumNames<AttentionKernel> {
-    static constexpr std::array<std::pair<AttentionKernel, std::string_view>, 2> table{{
-        {AttentionKernel::flash, "flash"}, {AttentionKernel::unfused, "unfused"}}};
+    static constexpr std::array<std::pair<AttentionKernel, std::string_view>, 3> table{{
+        {AttentionKernel::flash, "flash"}, {AttentionKernel::fused, "fused"}, {AttentionKernel::unfused, "unfused"}}};
 };
 template <> struct EnumNames<RecomputeModule> {
     static constexpr std::array<std::pair<RecomputeModule, std::string_view>, 8> table{{

@@ -41,7 +41,7 @@ struct Layout {
     int64_t recompute_layers = 1;
     /// With recompute selective: a bit per RecomputeModule; 0 means Megatron's default, core_attn.
     uint32_t recompute_modules = 0;
-    AttentionKernel attention_kernel = AttentionKernel::flash;
+    AttentionKernel attention_kernel = AttentionKernel::flash;  // framework_defaults("")
     Kernels kernels = Kernels::fused;  // fused (Megatron-Core/TE) or eager PyTorch ops (torchtitan, nanotron)
     StageSplit stage_split = StageSplit::even;           // even (Megatron) or by compute cost (nanotron)
     GradBuckets grad_buckets = GradBuckets::views;       // PyTorch DDP's bucket copies of the gradients (nanotron)
@@ -91,9 +91,14 @@ uint32_t op_level_selective_modules();
 /// stages by compute cost and reduces gradients through PyTorch DDP's bucket copies. NeMo's and
 /// Megatron-Bridge's performance recipes turn TP communication overlap on (with sequence parallelism);
 /// Megatron-Bridge's MoE recipes also overlap the expert all-to-alls (overlap_moe_expert_parallel_comm).
+/// Attention: Transformer Engine's fused (cuDNN) attention for Megatron-Core, NeMo, Megatron-Bridge and the
+/// JAX frameworks (Transformer Engine prefers it on Hopper and later); FlashAttention-2 everywhere else —
+/// torchtitan's SDPA, llm-foundry, nanotron, DeepSpeed and Megatron-DeepSpeed, DeepSeek's HAI-LLM (an
+/// improved FlashAttention-2, DeepSeek-V2 report §3.1.3) — and when no framework is named.
 /// Everything else: an even split, the framework's own gradient buffer, TP traffic exposed.
 struct FrameworkDefaults {
     Kernels kernels = Kernels::fused;
+    AttentionKernel attention = AttentionKernel::flash;
     StageSplit stage_split = StageSplit::even;
     GradBuckets grad_buckets = GradBuckets::views;
     bool tp_comm_overlap = false;

@@ -146,6 +146,14 @@ FitResult fit_efficiency(const std::vector<Case>& cases, const Efficiency& start
     return r;
 }
 
+Efficiency generic_efficiency(const std::string& generation) {
+    Efficiency e;
+    const Efficiency own = default_efficiency(generation);
+    for (const Constant& k : efficiency_constants())
+        if (!k.fitted) e.*(k.field) = own.*(k.field);
+    return e;
+}
+
 LeaveOneSourceOut leave_one_source_out(const std::vector<Case>& cases, int threads) {
     std::vector<std::string> sources;
     for (const Case& c : cases)
@@ -158,7 +166,7 @@ LeaveOneSourceOut leave_one_source_out(const std::vector<Case>& cases, int threa
         for (const Case& c : cases)
             if (c.source != sources[s]) {
                 Case generic = c;
-                generic.cluster.gpu.eff = Efficiency{};
+                generic.cluster.gpu.eff = generic_efficiency(c.cluster.gpu.generation);
                 train[c.cluster.gpu.generation].push_back(std::move(generic));
             }
         std::map<std::string, Efficiency> fitted;
@@ -166,7 +174,8 @@ LeaveOneSourceOut leave_one_source_out(const std::vector<Case>& cases, int threa
             if (c.source != sources[s] || fitted.count(c.cluster.gpu.generation)) continue;
             const auto t = train.find(c.cluster.gpu.generation);
             // No other source ran on this generation: the generic constants are all there is.
-            fitted[c.cluster.gpu.generation] = t == train.end() ? Efficiency{} : fit_efficiency(t->second, Efficiency{}).eff;
+            const Efficiency start = generic_efficiency(c.cluster.gpu.generation);
+            fitted[c.cluster.gpu.generation] = t == train.end() ? start : fit_efficiency(t->second, start).eff;
         }
         for (const Case& c : cases) {
             if (c.source != sources[s]) continue;

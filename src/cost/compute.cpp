@@ -168,7 +168,10 @@ LayerWork layer_work(const ModelSpec& m, const ClusterSpec& c, const Layout& l, 
     const double s = static_cast<double>(l.seq_len);
     const double b = static_cast<double>(l.micro_batch);
     const double attn_flops = b * s * s * static_cast<double>(q_width(m) + attn_out_width(m)) / (tp * static_cast<double>(l.cp));
-    const double attn_eta = std::max(1e-3, c.gpu.eff.attn * s / (s + c.gpu.eff.attn_half_seq));
+    // FlashAttention-2's efficiency; a fused Hopper-native kernel (cuDNN, FlashAttention-3) runs attn_fused ×
+    // faster. The unfused kernel is priced as flash here (its cost is in memory, memory.cpp).
+    const double kernel = l.attention_kernel == AttentionKernel::fused ? c.gpu.eff.attn_fused : 1.0;
+    const double attn_eta = std::clamp(c.gpu.eff.attn * kernel * s / (s + c.gpu.eff.attn_half_seq), 1e-3, 0.95);
     const double attn_fwd_s = attn_flops / (c.gpu.peak_16_flops * attn_eta);
 
     mlp_block(x, moe_layer);

@@ -77,11 +77,11 @@ ActParts layer_activations(const ModelSpec& m, const Layout& l, bool moe_layer) 
     keep(kElem * T * (qw + kw + vw) / tp, mla && recomputes(l, RecomputeModule::mla_up_proj));
     // O: flash attention's backward needs it in bf16; the output projection keeps its own copy when that
     // is a quantized one.
-    const double o_bytes = l.attention_kernel == AttentionKernel::flash && gin != kElem ? kElem + gin : gin;
+    const double o_bytes = l.attention_kernel != AttentionKernel::unfused && gin != kElem ? kElem + gin : gin;
     keep(o_bytes * T * (mla ? vw : qw) / tp, false);
     if (mla)  // the compressed q and kv latents feed the up-projections (replicated over tp)
         keep(gin * T * static_cast<double>(m.mla->q_lora_rank + m.mla->kv_lora_rank + m.mla->qk_rope_head_dim), false);
-    if (l.attention_kernel == AttentionKernel::flash) {
+    if (l.attention_kernel != AttentionKernel::unfused) {
         keep(4.0 * T * a_local, rc_core);  // fp32 log-sum-exp per head and token
     } else {
         // Unfused: the softmax of the scores (2 B per score, T × s per head), and with dropout its 1-byte

@@ -148,7 +148,7 @@ Export megatron(const ModelSpec& m, const Layout& l) {
             if (recomputes(l, mod)) mods += " " + std::string(name);
         arg("--recompute-granularity selective --recompute-modules" + mods);
     }
-    if (l.attention_kernel == AttentionKernel::unfused) arg("--attention-backend unfused");
+    arg(fmt::format("--attention-backend {}", enum_name(l.attention_kernel)));
     if (!l.dropout) arg("--attention-dropout 0.0 --hidden-dropout 0.0");
     // Training.
     arg(fmt::format("--micro-batch-size {}", l.micro_batch));
@@ -177,6 +177,8 @@ Export torchtitan(const ModelSpec& m, const Layout& l) {
         return refuse(F, "torchtitan does not overlap the expert all-to-alls with another micro-batch: ep_comm_overlap false");
     if (overlaps_tp(l) && l.kernels != Kernels::fused)
         return refuse(F, "torchtitan's async TP runs only under torch.compile: kernels fused, or tp_comm_overlap false");
+    if (l.attention_kernel == AttentionKernel::unfused)
+        return refuse(F, "torchtitan's attention is PyTorch SDPA, which never stores the scores: attention_kernel flash or fused");
     if (l.precision == Precision::nvfp4) return refuse(F, "torchtitan has no nvfp4 training recipe");
     if (l.precision == Precision::fp16) return refuse(F, "torchtitan trains in bfloat16 or float32 (no fp16)");
     if (const std::string order = order_to_match(m, l); order != "tp-cp-ep-dp-pp" && order != "tp-cp-dp-pp")
@@ -226,6 +228,11 @@ Export torchtitan(const ModelSpec& m, const Layout& l) {
     t += "mixed_precision_param = \"bfloat16\"\n";
     // Fused kernels as planned: torch.compile fuses the activation and the loss that eager ops keep apart.
     if (l.kernels == Kernels::fused) t += "compile = true\n";
+    // SDPA picks its backend at run time: FlashAttention-2 unless cuDNN's is asked for (PyTorch 2.5.0's
+    // default on H100 and later, turned off again in 2.5.1); the job config has no key for it.
+    if (l.attention_kernel == AttentionKernel::fused)
+        t += "# attention planned as fused (cuDNN): run SDPA under "
+             "torch.nn.attention.sdpa_kernel(SDPBackend.CUDNN_ATTENTION) (PyTorch >= 2.5)\n";
     t += "\n[parallelism]\n";
     t += fmt::format("data_parallel_replicate_degree = {}\n", l.zero == 0 ? l.dp : 1);
     t += fmt::format("data_parallel_shard_degree = {}\n", l.zero == 0 ? 1 : l.dp);

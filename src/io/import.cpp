@@ -364,8 +364,13 @@ Draft megatron_layout(const Values& v) {
                 l.recompute_modules |= module_bit(*parse_enum<RecomputeModule>(mod.get<std::string>()));
         }
     }
+    // --attention-backend: flash (FlashAttention), fused (cuDNN through Transformer Engine), unfused or
+    // local (scores stored); auto lets Transformer Engine choose, which is cuDNN's fused attention on
+    // Hopper and later (framework_defaults).
     const std::string backend = v.text("--attention-backend", "auto");
-    l.attention_kernel = backend == "unfused" || backend == "local" ? AttentionKernel::unfused : AttentionKernel::flash;
+    if (backend == "unfused" || backend == "local") l.attention_kernel = AttentionKernel::unfused;
+    else if (backend == "flash") l.attention_kernel = AttentionKernel::flash;
+    else l.attention_kernel = AttentionKernel::fused;
     l.dropout = v.number("--hidden-dropout", 0.1) > 0 || v.number("--attention-dropout", 0.1) > 0;
     if (!v.has("--hidden-dropout") || !v.has("--attention-dropout"))
         d.notes.push_back("layout.dropout: Megatron's default --hidden-dropout / --attention-dropout 0.1");

@@ -400,8 +400,8 @@ Layout layout_from_json(const json& j, const std::string& path) {
     // norms, the activation functions and the attention core.
     if (l.recompute == Recompute::selective && l.recompute_modules == 0 && framework_family(l.framework) == "fsdp")
         l.recompute_modules = op_level_selective_modules();
-    l.attention_kernel = r.choice<AttentionKernel>("attention_kernel", AttentionKernel::flash);
     const FrameworkDefaults fw = framework_defaults(l.framework);
+    l.attention_kernel = r.choice<AttentionKernel>("attention_kernel", fw.attention);
     l.kernels = r.choice<Kernels>("kernels", fw.kernels);
     l.stage_split = r.choice<StageSplit>("stage_split", fw.stage_split);
     l.grad_buckets = r.choice<GradBuckets>("grad_buckets", fw.grad_buckets);

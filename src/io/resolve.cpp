@@ -155,17 +155,18 @@ Case apply_overrides(Case c, const Overrides& o, Naming n) {
         if (!o.recompute_method.empty()) l.recompute_method = named<RecomputeMethod>(o.recompute_method, "recompute_method", n);
         if (o.recompute_layers) l.recompute_layers = *o.recompute_layers;
     }
-    if (!o.attention_kernel.empty()) l.attention_kernel = named<AttentionKernel>(o.attention_kernel, "attention_kernel", n);
     if (!o.framework.empty()) {
         if (o.framework.size() > 200) throw ConfigError(override_name("framework", n), "a framework name of at most 200 characters");
         l.framework = o.framework;
         const FrameworkDefaults fw = framework_defaults(l.framework);
         l.kernels = fw.kernels;
+        l.attention_kernel = fw.attention;
         l.stage_split = fw.stage_split;
         l.grad_buckets = fw.grad_buckets;
         l.tp_comm_overlap = fw.tp_comm_overlap;
         l.ep_comm_overlap = fw.ep_comm_overlap;
     }
+    if (!o.attention_kernel.empty()) l.attention_kernel = named<AttentionKernel>(o.attention_kernel, "attention_kernel", n);
     if (!o.kernels.empty()) l.kernels = named<Kernels>(o.kernels, "kernels", n);
     if (!o.stage_split.empty()) l.stage_split = named<StageSplit>(o.stage_split, "stage_split", n);
     if (!o.grad_buckets.empty()) l.grad_buckets = named<GradBuckets>(o.grad_buckets, "grad_buckets", n);

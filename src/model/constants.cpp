@@ -54,8 +54,13 @@ const std::vector<Constant>& efficiency_constants() {
         {"moe", &Efficiency::moe, "moe", S::one, "fraction", 0.01, 1, 0.10, 1.0, true,
          "routed-expert grouped GEMMs and token permutation, relative to dense GEMMs", kFitted},
         {"attn", &Efficiency::attn, "attn", S::one, "fraction", 0.01, 1, 0.10, 0.90, true,
-         "flash attention at long context, share of the 16-bit peak",
-         "FlashAttention-2/3 reach 0.5-0.75 of H100 peak forward and backward (FlashAttention-3 paper); fitted"},
+         "FlashAttention-2 at long context, share of the 16-bit peak",
+         "FlashAttention-2 reaches 0.5-0.7 of A100 peak and 0.35-0.4 of H100's forward (FlashAttention-2 and -3 "
+         "papers); fitted"},
+        {"attn_fused", &Efficiency::attn_fused, "attn_fused", S::one, "ratio", 0.1, 10, 1.0, 2.0, false,
+         "fused attention (cuDNN, FlashAttention-3) relative to FlashAttention-2",
+         "H100: 1.6-1.75 × forward, 1.5-1.75 × backward at head dim 128 (FlashAttention-3 paper, Fig. 5-7): 1.6 on "
+         "Hopper and Blackwell, 1 elsewhere"},
         {"attn_half_seq", &Efficiency::attn_half_seq, "attn_half_seq", S::one, "keys", 0, 1e8, 0, 16384, true,
          "keys per query row at which attention reaches half of attn",
          "FlashAttention benchmarks rise from 512 to 16k keys; fitted"},

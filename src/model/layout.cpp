@@ -6,6 +6,7 @@
 
 #include "shardplan/hardware.h"
 #include "shardplan/model.h"
+#include "shardplan/ranges.h"
 
 namespace shardplan {
 
@@ -55,6 +56,9 @@ FrameworkDefaults framework_defaults(const std::string& framework) {
     for (char& ch : f) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
     FrameworkDefaults d;
     const bool nanotron = f.find("nanotron") != std::string::npos;
+    if (const std::string family = framework_family(framework);
+        (family == "megatron" && f.find("deepspeed") == std::string::npos) || family == "jax")
+        d.attention = AttentionKernel::fused;
     if (nanotron || f.find("torchtitan") != std::string::npos) d.kernels = Kernels::eager;
     if (nanotron) {
         d.stage_split = StageSplit::cost;      // nanotron/models/base.py build_model

@@ -88,8 +88,8 @@ std::vector<FitChange> fit_changes(const ModelSpec& m, const ClusterSpec& c, con
     }
     if (l.attention_kernel == AttentionKernel::unfused) {
         Layout n = l;
-        n.attention_kernel = AttentionKernel::flash;
-        add("flash attention", n);
+        n.attention_kernel = framework_defaults(l.framework).attention;
+        add(fmt::format("{} attention", enum_name(n.attention_kernel)), n);
     }
     std::vector<FitChange> out;
     for (auto& [what, n] : candidates) {
