@@ -4,6 +4,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -64,6 +65,11 @@ Run setup_calibrate(CLI::App& cmd) {
                                               list.cases[0].cluster.gpu.id, c.cluster.gpu.id));
             groups[o->per_generation ? c.cluster.gpu.generation : c.cluster.gpu.id].push_back(i);
         }
+        // Published runs of several sources (how the built-in defaults are made): a constant only one
+        // source's runs depend on is left where it starts. One cluster's own runs fit every constant.
+        std::set<std::string> sources;
+        for (const Case& c : list.cases) sources.insert(c.source);
+        const int min_sources = sources.size() > 1 ? 2 : 1;
         json profiles = json::object();
         for (const auto& [key, idx] : groups) {
             std::vector<Case> fit, held;
@@ -76,13 +82,15 @@ Run setup_calibrate(CLI::App& cmd) {
             if (o->from_generic)
                 for (std::vector<Case>* c : {&fit, &held})
                     for (Case& x : *c) x.cluster.gpu.eff = start;
-            const FitResult r = fit_efficiency(fit, start);
+            const FitResult r = fit_efficiency(fit, start, kPriorWeight, fit_params(), min_sources);
             std::cout << fmt::format("{} ({} runs fitted{})\n", key, fit.size(),
                                      held.empty() ? "" : fmt::format(", {} held out", held.size()));
             std::cout << score_line("before", r.before) << score_line("after", r.after);
             // A constant pressed against its plausible range is a missing mechanism, not a measurement.
             json at_bounds = json::array();
-            for (const Constant* k : constants_at_bounds(r.eff, r.unexercised)) {
+            std::vector<std::string> kept = r.unexercised;
+            kept.insert(kept.end(), r.single_source.begin(), r.single_source.end());
+            for (const Constant* k : constants_at_bounds(r.eff, kept)) {
                 std::cout << fmt::format("  model defect: {} = {:g} {} sits at its plausible range [{:g}, {:g}] ({})\n",
                                          k->key, k->to_json(r.eff), k->unit, k->fit_lo, k->fit_hi, k->meaning);
                 at_bounds.push_back(k->key);
@@ -90,8 +98,11 @@ Run setup_calibrate(CLI::App& cmd) {
             if (!r.unexercised.empty())
                 std::cout << fmt::format("  not exercised by these runs (kept at the start value): {}\n",
                                          fmt::join(r.unexercised, ", "));
+            if (!r.single_source.empty())
+                std::cout << fmt::format("  exercised by one source's runs only (kept at the start value): {}\n",
+                                         fmt::join(r.single_source, ", "));
             json cal = {{"fitted_on", score_json(r.after)}, {"before", score_json(r.before)}, {"at_bounds", at_bounds},
-                        {"unexercised", r.unexercised}};
+                        {"unexercised", r.unexercised}, {"single_source", r.single_source}};
             if (!held.empty()) {
                 const FitScore hb = score_efficiency(held, start), ha = score_efficiency(held, r.eff);
                 std::cout << score_line("held, before", hb) << score_line("held, after", ha);

@@ -47,6 +47,40 @@ TEST(Topology, IrregularGroupStraddlesDomainBoundary) {
     EXPECT_EQ(domains_spanned(1, 8, 72, 144), 1);
 }
 
+// A job that does not fill whole domains runs in equal segments of whole nodes, one per domain (Slurm's
+// topology/block plugin with --segment): the largest multiple of gpus_per_node, at most the domain, that
+// divides the job. NVL72 (4 GPUs a tray): 256 GPUs run as 4 × 64, 128 as 2 × 64, 100 as 5 × 20; 144
+// fills two racks, 72 one, 40 fits in one. 8-GPU servers: always whole servers. With 8 per node on 72-GPU
+// domains, 96 GPUs run as 2 × 48. So an EP32 group of a 256-GPU job stays inside its rack (ranks 64..95
+// are the second rack's first 32), where filling racks in order put ranks 72..95 in the next one.
+TEST(Topology, JobsRunInEqualSegmentsPerDomain) {
+    ClusterSpec c = preset_cluster("nvl72");
+    ASSERT_EQ(c.scale_up_domain, 72);
+    ASSERT_EQ(c.gpus_per_node, 4);
+    EXPECT_EQ(domain_occupancy(c, 256), 64);
+    EXPECT_EQ(domain_occupancy(c, 128), 64);
+    EXPECT_EQ(domain_occupancy(c, 100), 20);
+    EXPECT_EQ(domain_occupancy(c, 144), 72);
+    EXPECT_EQ(domain_occupancy(c, 72), 72);
+    EXPECT_EQ(domain_occupancy(c, 40), 72);
+    c.gpus_per_node = 8;
+    EXPECT_EQ(domain_occupancy(c, 96), 48);
+    EXPECT_EQ(domain_occupancy(preset_cluster("dgx-h100"), 512), 8);
+    c = preset_cluster("nvl72");
+    c.gpus = 256;
+    Layout l;
+    l.pp = 8;
+    l.dp = 32;
+    l.ep = 32;
+    bool seen = false;
+    for (const GroupPlacement& g : place_groups(c, l))
+        if (g.axis == Axis::ep) {
+            seen = true;
+            EXPECT_FALSE(g.crosses_domain());
+        }
+    EXPECT_TRUE(seen);
+}
+
 TEST(Topology, DpGroupStrideFollowsOrder) {
     ClusterSpec c = preset_cluster("dgx-h100");
     c.gpus = 128;

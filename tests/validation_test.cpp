@@ -3,6 +3,8 @@
 // defaults were last fitted (docs/validation.md), with a little headroom: a regression fails CI.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cmath>
 #include <filesystem>
 
@@ -24,14 +26,16 @@ TEST(Validation, PublishedRunsStayWithinTheReachedBounds) {
     const ValidationReport r = validate_cases(read_cases(read_json_file(kCalibration, "calibration"), "calibration"));
     const ValidationSummary& s = r.summary;
     EXPECT_GE(s.predicted, 320);
-    // reached in sample: 5.3 % / 17.7 % with attention's two kernel classes (6.2 % / 21.4 % before; 6.4 /
+    // reached in sample: 5.5 % / 18.3 % (5.3 % / 17.7 % before jobs were placed in equal segments per
+    // scale-up domain, which took the in-sample ranking from 65 % to 80 %), with attention's two kernel
+    // classes (6.2 % / 21.4 % before; 6.4 /
     // 18.1 with only TP overlap as a layout setting, 5.9 / 18.8 with both overlaps as fitted shares, whose
     // fits sat at their bounds); the held-out figures, below, are the ones that matter (docs/validation.md).
     EXPECT_LE(s.median_abs_error, 0.056) << "median |error| of tokens/s per GPU";
     EXPECT_LE(s.p90_abs_error, 0.19) << "90th percentile |error|";
-    // The same-job ranking in sample: 65 % of 20 pairs (75 % before: the refit on Blackwell trades the
-    // GPT-OSS EP8/EP64 pairs against its MoE runs on 256 GB200; held out it is 80 %, below).
-    EXPECT_GE(s.ranking.share(), 0.65);
+    // The same-job ranking in sample: 80 % of 20 pairs (65 % while the GB200 jobs filled 72-GPU racks in
+    // order and their EP groups crossed racks; held out it is 80 %, below).
+    EXPECT_GE(s.ranking.share(), 0.80);
     // reached: 6 of 340 (1.8 %): six long-context Qwen3-235B runs (7 before the refit with attention's kernel
     // classes lowered Blackwell's fitted fragmentation, which had left the DeepSeek-V3 GB200 baseline short).
     EXPECT_LE(double(s.false_oom) / double(s.cases), 0.018) << "runs predicted not to fit although they ran";
@@ -199,15 +203,16 @@ TEST(Validation, RankingCountsSameJobPairsMoreThanFivePercentApart) {
 }
 
 // The headline figure: each source of calibration.json predicted with constants fitted on the others.
-// Reached: median 10.9 %, p90 39.5 %, ranking 80 % of 20 pairs, once attention told FlashAttention-2
-// from the fused Hopper kernels (12.0 %, 42.2 % before; 12.5 %, 53.9 %, 75 % before TP and EP overlap
-// were layout settings, the all-to-all across domains left over each rank's own NIC and group-limited
-// routing was modelled; docs/validation.md).
+// Reached: median 10.8 %, p90 41.4 %, ranking 80 % of 20 pairs, with jobs placed in equal segments per
+// scale-up domain and constants only one source's runs move left unfitted (10.9 %, 39.5 % with jobs
+// filling NVL72 racks in order; 12.0 %, 42.2 % before attention told FlashAttention-2 from the fused
+// Hopper kernels; 12.5 %, 53.9 %, 75 % before TP and EP overlap were layout settings, the all-to-all
+// across domains left over each rank's own NIC and group-limited routing was modelled; docs/validation.md).
 TEST(Validation, LeaveOneSourceOutStaysWithinTheReachedBounds) {
     SHARDPLAN_REQUIRE_SHARED(kCalibration);
     const LeaveOneSourceOut l = leave_one_source_out(read_cases(read_json_file(kCalibration, "calibration"), "calibration").cases);
     EXPECT_LE(l.throughput.median_abs_error, 0.115);
-    EXPECT_LE(l.throughput.p90_abs_error, 0.41);
+    EXPECT_LE(l.throughput.p90_abs_error, 0.42);
     EXPECT_GE(l.ranking.share(), 0.80);
 }
 
@@ -220,8 +225,8 @@ TEST(Calibrate, LeaveOneSourceOutPredictsEachSourceFromTheOthers) {
     std::vector<Case> runs;
     struct Shape { const char* model; int64_t gpus, tp, gbs, seq; const char* source; };
     for (Shape s : {Shape{"llama3-8b", 8, 1, 64, 8192, "a"}, {"llama3-8b", 64, 1, 256, 4096, "b"},
-                    {"llama3-8b", 16, 2, 64, 16384, "a"}, {"llama3-70b", 64, 8, 64, 8192, "b"},
-                    {"llama3-8b", 32, 1, 128, 4096, "a"}, {"llama3-70b", 128, 8, 128, 4096, "b"}}) {
+                    {"llama3-8b", 16, 2, 64, 16384, "d"}, {"llama3-70b", 64, 8, 64, 8192, "a"},
+                    {"llama3-8b", 32, 1, 128, 4096, "b"}, {"llama3-70b", 128, 8, 128, 4096, "d"}}) {
         Case c;
         c.id = std::string(s.model) + "-" + std::to_string(s.gpus);
         c.source = s.source;
@@ -246,20 +251,27 @@ TEST(Calibrate, LeaveOneSourceOutPredictsEachSourceFromTheOthers) {
     runs.push_back(alone);
     const LeaveOneSourceOut one = leave_one_source_out(runs, 1);
     const LeaveOneSourceOut many = leave_one_source_out(runs, 3);
-    ASSERT_EQ(one.sources.size(), 3u);
+    ASSERT_EQ(one.sources.size(), 4u);
     EXPECT_EQ(one.sources[0].source, "a");
-    EXPECT_EQ(one.sources[0].throughput.count, 3);
+    EXPECT_EQ(one.sources[0].throughput.count, 2);
     EXPECT_EQ(one.cases.size(), runs.size());
     EXPECT_EQ(loso_to_json(one).dump(), loso_to_json(many).dump());  // threads change nothing
-    // Fitted on the other source, each predicts its own runs far better than the generic constants.
+    // Fitted on the other two sources, each predicts its own runs far better than the generic constants.
     std::vector<Case> generic = runs;
     for (Case& c : generic) c.cluster.gpu.eff = Efficiency{};
     const double generic_median = score_efficiency({generic.begin(), generic.begin() + 6}, Efficiency{}).throughput.median_abs_error;
-    for (size_t s = 0; s < 2; ++s) EXPECT_LT(one.sources[s].throughput.median_abs_error, 0.5 * generic_median) << one.sources[s].source;
+    for (const char* src : {"a", "b", "d"})
+        for (const auto& st : one.sources)
+            if (st.source == src) EXPECT_LT(st.throughput.median_abs_error, 0.5 * generic_median) << src;
+    // With one other source left on H100 a constant only its runs move is that source's: not fitted.
+    const LeaveOneSourceOut two = leave_one_source_out({runs[0], runs[1], runs[3], runs[4]}, 1);
+    for (const auto& st : two.sources) EXPECT_GT(st.throughput.median_abs_error, 0.5 * generic_median) << st.source;
     // The A100 run's prediction used the generic constants: it equals a plan with them.
     Case g = alone;
     g.cluster.gpu.eff = Efficiency{};
-    EXPECT_NEAR(one.cases.back().tokens_per_s_per_gpu, predict_case(g).tokens_per_s_per_gpu, 1e-9);
+    const auto held_alone = std::find_if(one.cases.begin(), one.cases.end(), [](const CaseResult& r) { return r.source == "c"; });
+    ASSERT_NE(held_alone, one.cases.end());
+    EXPECT_NEAR(held_alone->tokens_per_s_per_gpu, predict_case(g).tokens_per_s_per_gpu, 1e-9);
 }
 
 // The 80 % range of a plan comes from the most specific class of held-out runs with enough runs, and

@@ -40,6 +40,9 @@ struct FitResult {
     /// Fitted constants no run's prediction depends on (no MoE run for moe and a2a, say): left at their
     /// start, and no model defect however close to a bound that start is.
     std::vector<std::string> unexercised;
+    /// Fitted constants fewer than min_sources sources' runs depend on: left at their start too (what they
+    /// would take on is one source's, not the generation's), and no model defect.
+    std::vector<std::string> single_source;
 };
 
 /// Predicts every case with `eff` in place of its GPU's efficiencies.
@@ -51,9 +54,12 @@ FitScore score_efficiency(const std::vector<Case>& cases, const Efficiency& eff)
 Efficiency generic_efficiency(const std::string& generation);
 
 /// Fits `params` (default: all of fit_params()) starting from `start`. `prior_weight` scales the pull
-/// towards `start` (0 = none). Deterministic.
-FitResult fit_efficiency(const std::vector<Case>& cases, const Efficiency& start, double prior_weight = 0.02,
-                         const std::vector<FitParam>& params = fit_params());
+/// towards `start` (0 = none). A constant fewer than `min_sources` sources' runs depend on keeps its start
+/// (FitResult::single_source): 2 for the defaults fitted on published runs and the leave-one-source-out
+/// refits, 1 for one cluster's own runs. Deterministic.
+inline constexpr double kPriorWeight = 0.02;
+FitResult fit_efficiency(const std::vector<Case>& cases, const Efficiency& start, double prior_weight = kPriorWeight,
+                         const std::vector<FitParam>& params = fit_params(), int min_sources = 1);
 
 /// Leave-one-source-out (docs/validation.md): for each source, every GPU generation's constants are
 /// refit from the generic values on the other sources' runs only, and that source's runs are predicted

@@ -1,5 +1,6 @@
 /// Where each parallel group lands on the machine. Ranks fill scale-up domains in order (ranks
-/// 0..D-1 share domain 0, D is the NVLink/xGMI domain size); an axis with stride σ and size n forms
+/// 0..D-1 share domain 0, D the GPUs the job uses of each NVLink/xGMI domain, domain_occupancy); an
+/// axis with stride σ and size n forms
 /// groups {r0 + j·σ}. A group whose members sit in more than one domain is *crossing*: its traffic
 /// leaves NVLink for the NICs (the seed's red group). The strides follow Layout::order.
 ///
@@ -28,6 +29,13 @@ struct GroupPlacement {
 /// Worst case over all groups of one axis: the most domains any one group {r0 + j·stride} spans,
 /// with `world` ranks in domains of `domain` consecutive ranks.
 int64_t domains_spanned(int64_t stride, int64_t size, int64_t domain, int64_t world);
+
+/// GPUs a job of `world` ranks uses in each scale-up domain. A job that fills whole domains, or fits in
+/// one, uses them whole; otherwise it is placed in equal segments of whole nodes, one per domain, as a
+/// topology-aware scheduler places it (Slurm's topology/block plugin with --segment; 256 GB200 GPUs on
+/// 72-GPU NVL72 racks run as 4 × 64): the largest multiple of gpus_per_node at most the domain size that
+/// divides the job. Where none does, ranks fill whole domains in order.
+int64_t domain_occupancy(const ClusterSpec& c, int64_t world);
 
 /// Stride of each dense axis (tp, cp, dp, pp) under the layout's rank order.
 int64_t axis_stride(const Layout& l, Axis a);

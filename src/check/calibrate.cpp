@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cmath>
 #include <map>
+#include <set>
 #include <thread>
 
 #include <fmt/format.h>
@@ -94,16 +95,40 @@ FitScore score_efficiency(const std::vector<Case>& cases, const Efficiency& eff)
 }
 
 FitResult fit_efficiency(const std::vector<Case>& cases, const Efficiency& start, double prior_weight,
-                         const std::vector<FitParam>& params) {
+                         const std::vector<FitParam>& params, int min_sources) {
     FitResult r;
     r.before = score_efficiency(cases, start);
     Efficiency eff = start;
+    // Which sources' runs each constant moves (its two ends planned from the start). One no run depends on
+    // is not exercised: it keeps its start value and is no defect however close to a bound that start is.
+    // With min_sources 2 (fits from published runs of many sources), one that fewer sources' runs depend on
+    // is not fitted either: what it would take on is that source's (a framework release, a recipe), not
+    // the generation's.
+    std::vector<FitParam> fitted;
+    for (const FitParam& f : params) {
+        std::set<std::string> sources;
+        for (const Case& c : cases) {
+            if (!measured_throughput(c) || sources.count(c.source)) continue;
+            Case lo = c, hi = c;
+            lo.cluster.gpu.eff = start;
+            hi.cluster.gpu.eff = start;
+            lo.cluster.gpu.eff.*(f.field) = f.lo;
+            hi.cluster.gpu.eff.*(f.field) = f.hi;
+            const Plan a = plan_case(lo, nullptr, false), b = plan_case(hi, nullptr, false);
+            if (a.rejection || b.rejection) continue;
+            const double ta = a.throughput.tokens_per_s_per_gpu, tb = b.throughput.tokens_per_s_per_gpu;
+            if (std::fabs(ta - tb) > 1e-9 * std::max(ta, tb) || a.memory_fits != b.memory_fits) sources.insert(c.source);
+        }
+        if (sources.empty()) r.unexercised.push_back(f.name);
+        else if (static_cast<int>(sources.size()) < min_sources) r.single_source.push_back(f.name);
+        else fitted.push_back(f);
+    }
     double best = evaluate_all(cases, eff, start, prior_weight, params).loss;
     constexpr double kGolden = 0.6180339887498949;
     // Sweeps until a whole sweep improves the loss by less than 1e-7 (at most 12).
     for (int sweep = 0; sweep < 12; ++sweep) {
         const double sweep_start = best;
-        for (const FitParam& f : params) {
+        for (const FitParam& f : fitted) {
             // Golden-section search of this constant on its range, others held; keep only improvements.
             double a = f.lo, b = f.hi;
             auto at = [&](double x) {
@@ -127,19 +152,6 @@ FitResult fit_efficiency(const std::vector<Case>& cases, const Efficiency& start
             }
         }
         if (sweep_start - best < 1e-7) break;
-    }
-    // A constant whose two ends give the same predictions is not exercised by these runs: it keeps its
-    // start value (the prior already held it there) and is reported as such, not as a defect.
-    for (const FitParam& f : params) {
-        auto data_loss = [&](double x) {
-            Efficiency e = eff;
-            e.*(f.field) = x;
-            return evaluate_all(cases, e, start, 0.0, {}).loss;
-        };
-        if (std::fabs(data_loss(f.lo) - data_loss(f.hi)) < 1e-12) {
-            eff.*(f.field) = start.*(f.field);
-            r.unexercised.push_back(f.name);
-        }
     }
     r.eff = eff;
     r.after = score_efficiency(cases, eff);
@@ -175,7 +187,7 @@ LeaveOneSourceOut leave_one_source_out(const std::vector<Case>& cases, int threa
             const auto t = train.find(c.cluster.gpu.generation);
             // No other source ran on this generation: the generic constants are all there is.
             const Efficiency start = generic_efficiency(c.cluster.gpu.generation);
-            fitted[c.cluster.gpu.generation] = t == train.end() ? start : fit_efficiency(t->second, start).eff;
+            fitted[c.cluster.gpu.generation] = t == train.end() ? start : fit_efficiency(t->second, start, kPriorWeight, fit_params(), 2).eff;
         }
         for (const Case& c : cases) {
             if (c.source != sources[s]) continue;

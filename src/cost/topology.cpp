@@ -77,9 +77,18 @@ std::vector<GroupPlacement> place_groups(const ClusterSpec& c, const Layout& l) 
     return out;
 }
 
+int64_t domain_occupancy(const ClusterSpec& c, int64_t world) {
+    const int64_t D = c.scale_up_domain;
+    if (world <= D || world % D == 0) return D;
+    const int64_t node = std::clamp<int64_t>(c.gpus_per_node, 1, D);
+    for (int64_t d = D - D % node; d >= node; d -= node)
+        if (world % d == 0) return d;
+    return D;
+}
+
 void place_groups(const ClusterSpec& c, const Layout& l, std::vector<GroupPlacement>& out) {
     const int64_t world = l.tp * l.cp * l.pp * l.dp;
-    const int64_t D = c.scale_up_domain;
+    const int64_t D = domain_occupancy(c, world);
     out.clear();
     const GroupPlacement tp = place(Axis::tp, l.tp, axis_stride(l, Axis::tp), D, world);
     const GroupPlacement cp = place(Axis::cp, l.cp, axis_stride(l, Axis::cp), D, world);

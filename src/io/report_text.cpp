@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "shardplan/report.h"
+#include "shardplan/topology.h"
 
 namespace shardplan {
 
@@ -105,7 +106,11 @@ std::string format_plan(const Plan& p, bool color) {
     if (p.comm.empty()) line("  (none: a single GPU)");
 
     line("");
-    line(st.bold(fmt::format("Groups on {}-GPU scale-up domains", p.cluster.scale_up_domain)));
+    const int64_t used = domain_occupancy(p.cluster, l.tp * l.cp * l.pp * l.dp);
+    line(st.bold(used < p.cluster.scale_up_domain
+                     ? fmt::format("Groups on {}-GPU scale-up domains, {} of each used (the job in equal segments)",
+                                   p.cluster.scale_up_domain, used)
+                     : fmt::format("Groups on {}-GPU scale-up domains", p.cluster.scale_up_domain)));
     for (const GroupPlacement& g : p.groups) {
         if (g.size <= 1) continue;
         std::string where = g.crosses_domain()
