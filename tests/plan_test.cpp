@@ -334,6 +334,11 @@ TEST(Compute, FusedAttentionRunsAttnFusedTimesFlashAttentionTwo) {
     EXPECT_EQ(framework_defaults("Megatron-DeepSpeed (microsoft)").attention, AttentionKernel::flash);
     EXPECT_EQ(framework_defaults("HAI-LLM").attention, AttentionKernel::flash);
     EXPECT_EQ(framework_defaults("").attention, Layout{}.attention_kernel);
+    // Megatron-Bridge's MoE configs overlap the expert all-to-alls on H100 (moe_a2a_overlap set), not on
+    // B200/GB200 (left at its default, off); TP overlap is on for both.
+    EXPECT_TRUE(framework_defaults("Megatron-Bridge", "hopper").ep_comm_overlap);
+    EXPECT_FALSE(framework_defaults("Megatron-Bridge", "blackwell").ep_comm_overlap);
+    EXPECT_TRUE(framework_defaults("Megatron-Bridge", "blackwell").tp_comm_overlap);
 }
 
 // Full recomputation replays each layer's forward with its 2 TP collectives; the block method only the

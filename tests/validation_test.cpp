@@ -26,7 +26,8 @@ TEST(Validation, PublishedRunsStayWithinTheReachedBounds) {
     const ValidationReport r = validate_cases(read_cases(read_json_file(kCalibration, "calibration"), "calibration"));
     const ValidationSummary& s = r.summary;
     EXPECT_GE(s.predicted, 320);
-    // reached in sample: 5.5 % / 18.3 % (5.3 % / 17.7 % before jobs were placed in equal segments per
+    // reached in sample: 5.3 % / 18.2 % (5.5 % / 18.3 % before Megatron-Bridge's EP overlap followed the GPU;
+    // 5.3 % / 17.7 % before jobs were placed in equal segments per
     // scale-up domain, which took the in-sample ranking from 65 % to 80 %), with attention's two kernel
     // classes (6.2 % / 21.4 % before; 6.4 /
     // 18.1 with only TP overlap as a layout setting, 5.9 / 18.8 with both overlaps as fitted shares, whose
@@ -203,8 +204,9 @@ TEST(Validation, RankingCountsSameJobPairsMoreThanFivePercentApart) {
 }
 
 // The headline figure: each source of calibration.json predicted with constants fitted on the others.
-// Reached: median 10.8 %, p90 41.4 %, ranking 80 % of 20 pairs, with jobs placed in equal segments per
-// scale-up domain and constants only one source's runs move left unfitted (10.9 %, 39.5 % with jobs
+// Reached: median 10.7 %, p90 35.4 %, ranking 80 % of 20 pairs, with Megatron-Bridge's EP overlap on
+// Hopper only, as its configs set it (10.8 %, 41.4 % with it everywhere), jobs placed in equal segments
+// per scale-up domain and constants only one source's runs move left unfitted (10.9 %, 39.5 % with jobs
 // filling NVL72 racks in order; 12.0 %, 42.2 % before attention told FlashAttention-2 from the fused
 // Hopper kernels; 12.5 %, 53.9 %, 75 % before TP and EP overlap were layout settings, the all-to-all
 // across domains left over each rank's own NIC and group-limited routing was modelled; docs/validation.md).
@@ -212,7 +214,7 @@ TEST(Validation, LeaveOneSourceOutStaysWithinTheReachedBounds) {
     SHARDPLAN_REQUIRE_SHARED(kCalibration);
     const LeaveOneSourceOut l = leave_one_source_out(read_cases(read_json_file(kCalibration, "calibration"), "calibration").cases);
     EXPECT_LE(l.throughput.median_abs_error, 0.115);
-    EXPECT_LE(l.throughput.p90_abs_error, 0.42);
+    EXPECT_LE(l.throughput.p90_abs_error, 0.37);
     EXPECT_GE(l.ranking.share(), 0.80);
 }
 

@@ -90,7 +90,9 @@ uint32_t op_level_selective_modules();
 /// otherwise (Megatron-Core, NeMo, and llm-foundry with its fused cross-entropy); nanotron also splits
 /// stages by compute cost and reduces gradients through PyTorch DDP's bucket copies. NeMo's and
 /// Megatron-Bridge's performance recipes turn TP communication overlap on (with sequence parallelism);
-/// Megatron-Bridge's MoE recipes also overlap the expert all-to-alls (overlap_moe_expert_parallel_comm).
+/// Megatron-Bridge's MoE recipes on Hopper also overlap the expert all-to-alls
+/// (overlap_moe_expert_parallel_comm from their moe_a2a_overlap, which defaults off and is set for the
+/// H100 DeepSeek-V3 and Qwen3-235B configs, not for the Blackwell ones).
 /// Attention: Transformer Engine's fused (cuDNN) attention for Megatron-Core, NeMo, Megatron-Bridge and the
 /// JAX frameworks (Transformer Engine prefers it on Hopper and later); FlashAttention-2 everywhere else —
 /// torchtitan's SDPA, llm-foundry, nanotron, DeepSpeed and Megatron-DeepSpeed, DeepSeek's HAI-LLM (an
@@ -104,7 +106,8 @@ struct FrameworkDefaults {
     bool tp_comm_overlap = false;
     bool ep_comm_overlap = false;
 };
-FrameworkDefaults framework_defaults(const std::string& framework);
+/// `generation`: the GPU's (GpuSpec::generation), where a recipe differs by GPU; "" when not known.
+FrameworkDefaults framework_defaults(const std::string& framework, const std::string& generation = "");
 /// "core_attn,mlp": the modules a selective layout replays, in Megatron's order.
 std::string recompute_modules_string(const Layout& l);
 /// Expert-data-parallel degree: the tp·cp·dp ranks of one stage, regrouped as etp × ep × edp.

@@ -345,7 +345,7 @@ ClusterSpec cluster_from_json(const json& j, const std::string& path) {
     return c;
 }
 
-Layout layout_from_json(const json& j, const std::string& path) {
+Layout layout_from_json(const json& j, const std::string& path, const std::string& generation) {
     Reader r(j, path);
     r.only({"tp", "cp", "pp", "dp", "ep", "etp", "vpp", "micro_batch", "global_batch", "seq_len", "zero", "recompute",
             "recompute_modules", "recompute_method", "recompute_layers", "attention_kernel", "kernels", "stage_split",
@@ -400,7 +400,7 @@ Layout layout_from_json(const json& j, const std::string& path) {
     // norms, the activation functions and the attention core.
     if (l.recompute == Recompute::selective && l.recompute_modules == 0 && framework_family(l.framework) == "fsdp")
         l.recompute_modules = op_level_selective_modules();
-    const FrameworkDefaults fw = framework_defaults(l.framework);
+    const FrameworkDefaults fw = framework_defaults(l.framework, generation);
     l.attention_kernel = r.choice<AttentionKernel>("attention_kernel", fw.attention);
     l.kernels = r.choice<Kernels>("kernels", fw.kernels);
     l.stage_split = r.choice<StageSplit>("stage_split", fw.stage_split);
@@ -459,7 +459,7 @@ Case case_from_json(const json& j, const std::string& path, const FileAccess* fi
     r.require("layout");
     c.model = model_from_json(r.raw("model"), sub("model"), files);
     c.cluster = cluster_from_json(r.raw("cluster"), sub("cluster"));
-    c.layout = layout_from_json(r.raw("layout"), sub("layout"));
+    c.layout = layout_from_json(r.raw("layout"), sub("layout"), c.cluster.gpu.generation);
     derive_dp(c.layout, c.cluster, sub("layout") + ".dp");
     if (r.has("measured")) c.measured = measured_from_json(r.raw("measured"), sub("measured"));
     if (r.has("derived")) {

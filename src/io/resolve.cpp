@@ -158,7 +158,7 @@ Case apply_overrides(Case c, const Overrides& o, Naming n) {
     if (!o.framework.empty()) {
         if (o.framework.size() > 200) throw ConfigError(override_name("framework", n), "a framework name of at most 200 characters");
         l.framework = o.framework;
-        const FrameworkDefaults fw = framework_defaults(l.framework);
+        const FrameworkDefaults fw = framework_defaults(l.framework, c.cluster.gpu.generation);
         l.kernels = fw.kernels;
         l.attention_kernel = fw.attention;
         l.stage_split = fw.stage_split;

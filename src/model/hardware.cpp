@@ -137,19 +137,19 @@ Efficiency default_efficiency(const std::string& generation) {
         e.fragmentation = 0.01225;
     }
     if (generation == "blackwell") {  // 64 runs
-        e.gemm_16 = 0.6658;
-        e.gemm_8 = 0.8457;
+        e.gemm_16 = 0.6288;
+        e.gemm_8 = 0.7925;
         e.gemm_4 = 0.5959;
-        e.gemm_half_dim = 1272;
-        e.moe = 0.7326;
-        e.attn = 0.3521;
-        e.attn_half_seq = 1.03e+04;
-        e.scale_out_bw = 0.6691;
-        e.overlap_dp = 0.2274;
-        e.a2a = 0.8022;
-        e.layer_overhead_s = 0.0001314;
+        e.gemm_half_dim = 1405;
+        e.moe = 0.8708;
+        e.attn = 0.4292;
+        e.attn_half_seq = 8589;
+        e.scale_out_bw = 0.7928;
+        e.overlap_dp = 0.2387;
+        e.a2a = 0.9999;
+        e.layer_overhead_s = 0.0003179;
         e.reserve_bytes = 5.348e+09;
-        e.fragmentation = 0.05664;
+        e.fragmentation = 0.05666;
     }
     if (generation == "hopper") {  // 162 runs
         e.gemm_16 = 0.8592;

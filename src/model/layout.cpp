@@ -51,7 +51,7 @@ bool recomputes(const Layout& l, RecomputeModule module) {
     return (set & module_bit(module)) != 0;
 }
 
-FrameworkDefaults framework_defaults(const std::string& framework) {
+FrameworkDefaults framework_defaults(const std::string& framework, const std::string& generation) {
     std::string f = framework;
     for (char& ch : f) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
     FrameworkDefaults d;
@@ -65,11 +65,12 @@ FrameworkDefaults framework_defaults(const std::string& framework) {
         d.grad_buckets = GradBuckets::copies;  // torch DistributedDataParallel, gradient_as_bucket_view off
     }
     // NeMo's recipes add MegatronCommOverlapCallback(tp_comm_overlap=True) with a userbuffers config
-    // per model and GPU; Megatron-Bridge's performance configs set comm_overlap likewise, and its MoE
-    // recipes comm_overlap.overlap_moe_expert_parallel_comm too.
+    // per model and GPU; Megatron-Bridge's performance configs set comm_overlap likewise. Their MoE
+    // configs' moe_a2a_overlap (overlap_moe_expert_parallel_comm) defaults off and is set for H100
+    // (scripts/performance/configs: DeepSeek-V3 and Qwen3-235B on H100), not for B200/GB200.
     const bool bridge = f.find("megatron-bridge") != std::string::npos;
     d.tp_comm_overlap = bridge || f.find("nemo") != std::string::npos;
-    d.ep_comm_overlap = bridge;
+    d.ep_comm_overlap = bridge && generation != "blackwell";
     return d;
 }
 
