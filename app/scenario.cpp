@@ -47,7 +47,7 @@ void add_scenario_flags(CLI::App& cmd, ScenarioFlags& f, bool with_degrees, bool
                        "default: on for NeMo/Megatron-Bridge, else off)");
         cmd.add_option("--ep-comm-overlap", f.ep_comm_overlap,
                        "true | false: MoE all-to-alls run under another micro-batch's computation (Megatron "
-                       "--overlap-moe-expert-parallel-comm; needs vpp > 1 when pp > 1; default: on for Megatron-Bridge)");
+                       "--overlap-moe-expert-parallel-comm; needs vpp > 1 when pp > 1; default: on for Megatron-Bridge on Hopper)");
         cmd.add_option("--sequence-parallel", f.sequence_parallel, "true | false (default: on when tp > 1)");
         cmd.add_option("--schedule", f.schedule, "gpipe | 1f1b | interleaved | zb | dualpipe");
         cmd.add_option("--grad-dtype", f.grad_dtype, "bf16 | fp32 (Megatron keeps fp32 main gradients)");

@@ -113,6 +113,8 @@ std::string recompute_modules_string(const Layout& l);
 /// Expert-data-parallel degree: the tp·cp·dp ranks of one stage, regrouped as etp × ep × edp.
 int64_t expert_dp(const Layout& l);
 int64_t micro_batches(const Layout& l);
+/// GPUs the layout occupies: tp·cp·pp·dp (ep and etp regroup these ranks, they add none).
+int64_t ranks(const Layout& l);
 int64_t global_batch(const Layout& l);
 /// "TP8·CP1·PP16·DP128·EP1" (+ "·ETP4" / "·VPP2" when set): used in logs, test names and the UI.
 std::string to_string(const Layout& l);

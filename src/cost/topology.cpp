@@ -87,7 +87,7 @@ int64_t domain_occupancy(const ClusterSpec& c, int64_t world) {
 }
 
 void place_groups(const ClusterSpec& c, const Layout& l, std::vector<GroupPlacement>& out) {
-    const int64_t world = l.tp * l.cp * l.pp * l.dp;
+    const int64_t world = ranks(l);
     const int64_t D = domain_occupancy(c, world);
     out.clear();
     const GroupPlacement tp = place(Axis::tp, l.tp, axis_stride(l, Axis::tp), D, world);

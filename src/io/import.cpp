@@ -534,7 +534,7 @@ Imported import_launch(Framework f, const std::string& text, const ImportContext
     // How many GPUs: given, else what the file implies, else every degree must be stated.
     if (ctx.gpus) c.cluster.gpus = *ctx.gpus;
     else if (d.gpus) c.cluster.gpus = *d.gpus;
-    else if (l.dp > 0) c.cluster.gpus = l.tp * l.cp * l.pp * l.dp;
+    else if (l.dp > 0) c.cluster.gpus = ranks(l);
     else throw ConfigError("--gpus", "the number of GPUs (the configuration leaves the data-parallel degree to them)");
     validate_cluster(c.cluster, "--gpus");
     if (f == Framework::megatron || l.dp == 0) {

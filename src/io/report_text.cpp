@@ -106,7 +106,7 @@ std::string format_plan(const Plan& p, bool color) {
     if (p.comm.empty()) line("  (none: a single GPU)");
 
     line("");
-    const int64_t used = domain_occupancy(p.cluster, l.tp * l.cp * l.pp * l.dp);
+    const int64_t used = domain_occupancy(p.cluster, ranks(l));
     line(st.bold(used < p.cluster.scale_up_domain
                      ? fmt::format("Groups on {}-GPU scale-up domains, {} of each used (the job in equal segments)",
                                    p.cluster.scale_up_domain, used)

@@ -17,6 +17,8 @@ int64_t expert_dp(const Layout& l) {
     return denom > 0 ? (l.tp * l.cp * l.dp) / denom : 0;
 }
 
+int64_t ranks(const Layout& l) { return l.tp * l.cp * l.pp * l.dp; }
+
 int64_t global_batch(const Layout& l) { return l.global_batch > 0 ? l.global_batch : l.micro_batch * l.dp; }
 
 int64_t micro_batches(const Layout& l) {

@@ -14,7 +14,7 @@ std::optional<Layout> with_degree(const Layout& l, int64_t Layout::*axis, int64_
     Layout n = l;
     n.*axis = to;
     const int64_t model_parallel = n.tp * n.cp * n.pp;
-    const int64_t gpus = l.tp * l.cp * l.pp * l.dp;
+    const int64_t gpus = ranks(l);
     if (to < 1 || gpus % model_parallel != 0) return std::nullopt;
     n.dp = gpus / model_parallel;
     if (n.dp < 1) return std::nullopt;
