@@ -50,7 +50,7 @@ void add_scenario_flags(CLI::App& cmd, ScenarioFlags& f, bool with_degrees, bool
                        "--overlap-moe-expert-parallel-comm; needs vpp > 1 when pp > 1; default: on for Megatron-Bridge on Hopper)");
         cmd.add_option("--sequence-parallel", f.sequence_parallel, "true | false (default: on when tp > 1)");
         cmd.add_option("--schedule", f.schedule, "gpipe | 1f1b | interleaved | zb | dualpipe");
-        cmd.add_option("--grad-dtype", f.grad_dtype, "bf16 | fp32 (Megatron keeps fp32 main gradients)");
+        cmd.add_option("--grad-dtype", f.grad_dtype, "bf16 | fp32: the dtype gradients are accumulated and reduced in (default: the framework's; fp32 for torchtitan, and for Megatron-LM and DeepSpeed unless fp16)");
         cmd.add_option("--order", f.order, "Rank order, innermost first (default tp-cp-ep-dp-pp)");
     }
     if (with_sizes) {

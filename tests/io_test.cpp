@@ -95,6 +95,23 @@ TEST(Io, TensorParallelOverlapFollowsTheFrameworkAndNeedsSequenceParallelism) {
                            "all-gathers and reduce-scatters)");
 }
 
+// The gradient dtype follows the framework and the precision the case states (framework_defaults); a
+// stated grad_dtype wins.
+TEST(Io, GradientDtypeFollowsTheFrameworkAndThePrecision) {
+    json j = good_case();
+    EXPECT_EQ(case_from_json(j).layout.grad_dtype, GradDtype::bf16);
+    j["layout"]["framework"] = "torchtitan";
+    EXPECT_EQ(case_from_json(j).layout.grad_dtype, GradDtype::fp32);
+    j["layout"]["grad_dtype"] = "bf16";
+    EXPECT_EQ(case_from_json(j).layout.grad_dtype, GradDtype::bf16);
+    j["layout"].erase("grad_dtype");
+    j["layout"]["framework"] = "Megatron-LM";
+    j["layout"]["precision"] = "fp16";
+    EXPECT_EQ(case_from_json(j).layout.grad_dtype, GradDtype::bf16);
+    j["layout"]["precision"] = "bf16";
+    EXPECT_EQ(case_from_json(j).layout.grad_dtype, GradDtype::fp32);
+}
+
 // EP overlap comes from Megatron-Bridge's recipes, can be given, and is refused at pp > 1 without the
 // interleaved schedule (Megatron's prerequisite for --overlap-moe-expert-parallel-comm).
 TEST(Io, ExpertParallelOverlapFollowsTheFrameworkAndNeedsInterleavingUnderPipelining) {

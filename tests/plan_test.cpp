@@ -339,6 +339,21 @@ TEST(Compute, FusedAttentionRunsAttnFusedTimesFlashAttentionTwo) {
     EXPECT_TRUE(framework_defaults("Megatron-Bridge", "hopper").ep_comm_overlap);
     EXPECT_FALSE(framework_defaults("Megatron-Bridge", "blackwell").ep_comm_overlap);
     EXPECT_TRUE(framework_defaults("Megatron-Bridge", "blackwell").tp_comm_overlap);
+    // Gradients in fp32 where the framework reduces and accumulates them so by default: torchtitan always
+    // (mixed_precision_reduce float32); Megatron-LM, Megatron-Core's own loop and DeepSpeed with bf16 or
+    // fp8 compute (--accumulate-allreduce-grads-in-fp32, the BF16 optimizer), not with fp16; NeMo's and
+    // Megatron-Bridge's performance recipes reduce in bf16, as does an unnamed framework.
+    EXPECT_EQ(framework_defaults("torchtitan (PyTorch FSDP2/DTensor)").grad_dtype, GradDtype::fp32);
+    EXPECT_EQ(framework_defaults("torchtitan", "", Precision::fp16).grad_dtype, GradDtype::fp32);
+    EXPECT_EQ(framework_defaults("Megatron-LM").grad_dtype, GradDtype::fp32);
+    EXPECT_EQ(framework_defaults("Megatron-Core + Transformer Engine", "blackwell", Precision::mxfp8).grad_dtype, GradDtype::fp32);
+    EXPECT_EQ(framework_defaults("Megatron-LM (2021)", "ampere", Precision::fp16).grad_dtype, GradDtype::bf16);
+    EXPECT_EQ(framework_defaults("Megatron-DeepSpeed (bigscience)").grad_dtype, GradDtype::fp32);
+    EXPECT_EQ(framework_defaults("Megatron-DeepSpeed (microsoft)", "ampere", Precision::fp16).grad_dtype, GradDtype::bf16);
+    EXPECT_EQ(framework_defaults("NeMo (Megatron-Core)").grad_dtype, GradDtype::bf16);
+    EXPECT_EQ(framework_defaults("Megatron-Bridge / Megatron-Core (26.06 NeMo Container)").grad_dtype, GradDtype::bf16);
+    EXPECT_EQ(framework_defaults("MosaicML llm-foundry").grad_dtype, GradDtype::bf16);
+    EXPECT_EQ(framework_defaults("").grad_dtype, Layout{}.grad_dtype);
 }
 
 // Full recomputation replays each layer's forward with its 2 TP collectives; the block method only the

@@ -127,6 +127,12 @@ TEST(Resolve, FrameworkBringsItsDefaultsAndRecomputeLayersNeedFull) {
     EXPECT_EQ(apply_overrides(llama70b_on(128), a, Naming::flags).layout.attention_kernel, AttentionKernel::fused);
     a.attention_kernel = "flash";
     EXPECT_EQ(apply_overrides(llama70b_on(128), a, Naming::flags).layout.attention_kernel, AttentionKernel::flash);
+    // torchtitan reduces gradients in fp32; --grad-dtype beside the framework wins.
+    Overrides t;
+    t.framework = "torchtitan";
+    EXPECT_EQ(apply_overrides(llama70b_on(128), t, Naming::flags).layout.grad_dtype, GradDtype::fp32);
+    t.grad_dtype = "bf16";
+    EXPECT_EQ(apply_overrides(llama70b_on(128), t, Naming::flags).layout.grad_dtype, GradDtype::bf16);
     // Megatron-Bridge's recipes overlap TP and EP traffic; a flag beside the framework wins, and one
     // that cannot run is refused with Megatron's reason.
     Overrides b;

@@ -26,7 +26,8 @@ TEST(Validation, PublishedRunsStayWithinTheReachedBounds) {
     const ValidationReport r = validate_cases(read_cases(read_json_file(kCalibration, "calibration"), "calibration"));
     const ValidationSummary& s = r.summary;
     EXPECT_GE(s.predicted, 320);
-    // reached in sample: 5.3 % / 18.2 % (5.5 % / 18.3 % before Megatron-Bridge's EP overlap followed the GPU;
+    // reached in sample: 5.4 % / 18.3 % (5.3 % / 18.2 % before torchtitan's and Megatron-LM's gradients went
+    // fp32; 5.5 % / 18.3 % before Megatron-Bridge's EP overlap followed the GPU;
     // 5.3 % / 17.7 % before jobs were placed in equal segments per
     // scale-up domain, which took the in-sample ranking from 65 % to 80 %), with attention's two kernel
     // classes (6.2 % / 21.4 % before; 6.4 /
@@ -37,12 +38,16 @@ TEST(Validation, PublishedRunsStayWithinTheReachedBounds) {
     // The same-job ranking in sample: 80 % of 20 pairs (65 % while the GB200 jobs filled 72-GPU racks in
     // order and their EP groups crossed racks; held out it is 80 %, below).
     EXPECT_GE(s.ranking.share(), 0.80);
-    // reached: 6 of 340 (1.8 %): six long-context Qwen3-235B runs (7 before the refit with attention's kernel
-    // classes lowered Blackwell's fitted fragmentation, which had left the DeepSeek-V3 GB200 baseline short).
-    EXPECT_LE(double(s.false_oom) / double(s.cases), 0.018) << "runs predicted not to fit although they ran";
-    // reached: 20.3 % on 10 torchtitan runs, against the predicted reserved figure (32.7 % before eager
-    // kernels, 22.5 % before the sequence-parallel gather buffers and a layer's backward at the peak).
-    EXPECT_LE(s.memory.median_abs_error, 0.21) << "memory model against measured peaks";
+    // reached: 8 of 340 (2.4 %): six long-context Qwen3-235B runs; since gradients follow each framework's
+    // dtype (fp32 for Megatron-LM with bf16 and for torchtitan), the DeepSeek-V3 GB200 baseline, whose
+    // Megatron-MoE-ModelZoo script offloads the optimizer states (--offload-optimizer-states, a setting the
+    // case does not state), and torchtitan's FSDP + torch.compile + Float8 run on 8 GPUs, 1.3 GB over
+    // (compile's fusion is not modelled: torchtitan's compiled runs are predicted 12-16 % over). 6 before.
+    EXPECT_LE(double(s.false_oom) / double(s.cases), 0.024) << "runs predicted not to fit although they ran";
+    // reached: 14.6 % on 10 torchtitan runs, against the predicted reserved figure (20.3 % before their
+    // gradients were fp32, as torchtitan reduces and FSDP2 accumulates them; 32.7 % before eager kernels,
+    // 22.5 % before the sequence-parallel gather buffers and a layer's backward at the peak).
+    EXPECT_LE(s.memory.median_abs_error, 0.15) << "memory model against measured peaks";
     // No source is left far behind: each source's median stays under 15 %.
     for (const auto& [source, st] : s.by_source)
         if (st.count >= 5) EXPECT_LE(st.median_abs_error, 0.15) << source;
@@ -204,7 +209,8 @@ TEST(Validation, RankingCountsSameJobPairsMoreThanFivePercentApart) {
 }
 
 // The headline figure: each source of calibration.json predicted with constants fitted on the others.
-// Reached: median 10.7 %, p90 35.4 %, ranking 80 % of 20 pairs, with Megatron-Bridge's EP overlap on
+// Reached: median 11.1 %, p90 35.4 %, ranking 80 % of 20 pairs (10.7 % before torchtitan's and
+// Megatron-LM's gradients went fp32, doubling their DP bytes), with Megatron-Bridge's EP overlap on
 // Hopper only, as its configs set it (10.8 %, 41.4 % with it everywhere), jobs placed in equal segments
 // per scale-up domain and constants only one source's runs move left unfitted (10.9 %, 39.5 % with jobs
 // filling NVL72 racks in order; 12.0 %, 42.2 % before attention told FlashAttention-2 from the fused

@@ -97,6 +97,12 @@ uint32_t op_level_selective_modules();
 /// JAX frameworks (Transformer Engine prefers it on Hopper and later); FlashAttention-2 everywhere else —
 /// torchtitan's SDPA, llm-foundry, nanotron, DeepSpeed and Megatron-DeepSpeed, DeepSeek's HAI-LLM (an
 /// improved FlashAttention-2, DeepSeek-V2 report §3.1.3) — and when no framework is named.
+/// Gradients are reduced and accumulated in fp32 where the framework does so by default: torchtitan
+/// (`training.mixed_precision_reduce = "float32"`; FSDP2 then accumulates unsharded gradients in that
+/// dtype between micro-batches), DeepSpeed and Megatron-DeepSpeed with bf16 (the BF16 optimizer
+/// accumulates in fp32), Megatron-LM and Megatron-Core's own training loop with bf16 or fp8
+/// (`--accumulate-allreduce-grads-in-fp32` unless `--grad-reduce-in-bf16`). In the 16-bit dtype for fp16
+/// runs, for NeMo's and Megatron-Bridge's performance recipes (they set grad_reduce_in_fp32 off) and elsewhere.
 /// Everything else: an even split, the framework's own gradient buffer, TP traffic exposed.
 struct FrameworkDefaults {
     Kernels kernels = Kernels::fused;
@@ -105,9 +111,12 @@ struct FrameworkDefaults {
     GradBuckets grad_buckets = GradBuckets::views;
     bool tp_comm_overlap = false;
     bool ep_comm_overlap = false;
+    GradDtype grad_dtype = GradDtype::bf16;
 };
 /// `generation`: the GPU's (GpuSpec::generation), where a recipe differs by GPU; "" when not known.
-FrameworkDefaults framework_defaults(const std::string& framework, const std::string& generation = "");
+/// `precision`: the layout's, where a default differs with it (the gradient dtype).
+FrameworkDefaults framework_defaults(const std::string& framework, const std::string& generation = "",
+                                     Precision precision = Precision::bf16);
 /// "core_attn,mlp": the modules a selective layout replays, in Megatron's order.
 std::string recompute_modules_string(const Layout& l);
 /// Expert-data-parallel degree: the tp·cp·dp ranks of one stage, regrouped as etp × ep × edp.

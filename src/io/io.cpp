@@ -400,7 +400,8 @@ Layout layout_from_json(const json& j, const std::string& path, const std::strin
     // norms, the activation functions and the attention core.
     if (l.recompute == Recompute::selective && l.recompute_modules == 0 && framework_family(l.framework) == "fsdp")
         l.recompute_modules = op_level_selective_modules();
-    const FrameworkDefaults fw = framework_defaults(l.framework, generation);
+    l.precision = r.choice<Precision>("precision", Precision::bf16);
+    const FrameworkDefaults fw = framework_defaults(l.framework, generation, l.precision);
     l.attention_kernel = r.choice<AttentionKernel>("attention_kernel", fw.attention);
     l.kernels = r.choice<Kernels>("kernels", fw.kernels);
     l.stage_split = r.choice<StageSplit>("stage_split", fw.stage_split);
@@ -413,13 +414,12 @@ Layout layout_from_json(const json& j, const std::string& path, const std::strin
     if (r.has("tp_comm_overlap")) {
         if (const auto why = tp_overlap_refusal(l)) throw ConfigError(r.at("tp_comm_overlap"), *why);
     }
-    l.precision = r.choice<Precision>("precision", Precision::bf16);
     l.schedule = r.choice<Schedule>("schedule", l.vpp > 1 ? Schedule::interleaved : Schedule::one_f_one_b);
     l.ep_comm_overlap = r.boolean("ep_comm_overlap", fw.ep_comm_overlap);
     if (r.has("ep_comm_overlap")) {
         if (const auto why = ep_overlap_refusal(l)) throw ConfigError(r.at("ep_comm_overlap"), *why);
     }
-    l.grad_dtype = r.choice<GradDtype>("grad_dtype", GradDtype::bf16);
+    l.grad_dtype = r.choice<GradDtype>("grad_dtype", fw.grad_dtype);
     if (r.has("order")) {
         auto o = parse_order(r.string("order", ""));
         if (!o) throw ConfigError(r.at("order"), "a permutation of tp, cp, ep, dp, pp joined by '-' (e.g. tp-cp-ep-dp-pp)");

@@ -158,13 +158,14 @@ Case apply_overrides(Case c, const Overrides& o, Naming n) {
     if (!o.framework.empty()) {
         if (o.framework.size() > 200) throw ConfigError(override_name("framework", n), "a framework name of at most 200 characters");
         l.framework = o.framework;
-        const FrameworkDefaults fw = framework_defaults(l.framework, c.cluster.gpu.generation);
+        const FrameworkDefaults fw = framework_defaults(l.framework, c.cluster.gpu.generation, l.precision);
         l.kernels = fw.kernels;
         l.attention_kernel = fw.attention;
         l.stage_split = fw.stage_split;
         l.grad_buckets = fw.grad_buckets;
         l.tp_comm_overlap = fw.tp_comm_overlap;
         l.ep_comm_overlap = fw.ep_comm_overlap;
+        if (o.grad_dtype.empty()) l.grad_dtype = fw.grad_dtype;
     }
     if (!o.attention_kernel.empty()) l.attention_kernel = named<AttentionKernel>(o.attention_kernel, "attention_kernel", n);
     if (!o.kernels.empty()) l.kernels = named<Kernels>(o.kernels, "kernels", n);

@@ -137,32 +137,32 @@ Efficiency default_efficiency(const std::string& generation) {
         e.fragmentation = 0.01225;
     }
     if (generation == "blackwell") {  // 64 runs
-        e.gemm_16 = 0.6288;
-        e.gemm_8 = 0.7925;
+        e.gemm_16 = 0.6317;
+        e.gemm_8 = 0.7986;
         e.gemm_4 = 0.5959;
-        e.gemm_half_dim = 1405;
-        e.moe = 0.8708;
-        e.attn = 0.4292;
-        e.attn_half_seq = 8589;
-        e.scale_out_bw = 0.7928;
-        e.overlap_dp = 0.2387;
+        e.gemm_half_dim = 1619;
+        e.moe = 0.8756;
+        e.attn = 0.343;
+        e.attn_half_seq = 4893;
+        e.scale_out_bw = 0.8004;
+        e.overlap_dp = 0.2417;
         e.a2a = 0.9999;
-        e.layer_overhead_s = 0.0003179;
+        e.layer_overhead_s = 0.0002063;
         e.reserve_bytes = 5.348e+09;
         e.fragmentation = 0.05666;
     }
     if (generation == "hopper") {  // 162 runs
-        e.gemm_16 = 0.8592;
-        e.gemm_8 = 0.8444;
+        e.gemm_16 = 0.8585;
+        e.gemm_8 = 0.8439;
         e.gemm_4 = 0.55;
-        e.gemm_half_dim = 692.5;
-        e.moe = 0.7543;
-        e.attn = 0.2117;
-        e.attn_half_seq = 1576;
+        e.gemm_half_dim = 690.4;
+        e.moe = 0.7542;
+        e.attn = 0.2129;
+        e.attn_half_seq = 1575;
         e.scale_out_bw = 1;
         e.overlap_dp = 0.0165;
         e.a2a = 0.6263;
-        e.layer_overhead_s = 0.001349;
+        e.layer_overhead_s = 0.001363;
         e.reserve_bytes = 1.811e+09;
         e.fragmentation = 0.01902;
     }

@@ -53,7 +53,7 @@ bool recomputes(const Layout& l, RecomputeModule module) {
     return (set & module_bit(module)) != 0;
 }
 
-FrameworkDefaults framework_defaults(const std::string& framework, const std::string& generation) {
+FrameworkDefaults framework_defaults(const std::string& framework, const std::string& generation, Precision precision) {
     std::string f = framework;
     for (char& ch : f) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
     FrameworkDefaults d;
@@ -73,6 +73,14 @@ FrameworkDefaults framework_defaults(const std::string& framework, const std::st
     const bool bridge = f.find("megatron-bridge") != std::string::npos;
     d.tp_comm_overlap = bridge || f.find("nemo") != std::string::npos;
     d.ep_comm_overlap = bridge && generation != "blackwell";
+    // Gradients in fp32: torchtitan's mixed_precision_reduce (float32, whatever the precision); with bf16
+    // compute, DeepSpeed's BF16 optimizer and Megatron-LM's --accumulate-allreduce-grads-in-fp32 (set for
+    // bf16 unless --grad-reduce-in-bf16). NeMo's and Megatron-Bridge's performance recipes reduce in bf16.
+    const bool recipe = bridge || f.find("nemo") != std::string::npos;
+    const bool megatron_lm = framework_family(framework) == "megatron" && !recipe;
+    if (f.find("torchtitan") != std::string::npos ||
+        ((megatron_lm || f.find("deepspeed") != std::string::npos) && precision != Precision::fp16))
+        d.grad_dtype = GradDtype::fp32;
     return d;
 }
 
