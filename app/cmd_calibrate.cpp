@@ -67,8 +67,10 @@ Run setup_calibrate(CLI::App& cmd) {
         }
         // Published runs of several sources (how the built-in defaults are made): a constant only one
         // source's runs depend on is left where it starts. One cluster's own runs fit every constant.
+        // Sources are counted as the fit counts them: over the runs with a measured throughput.
         std::set<std::string> sources;
-        for (const Case& c : list.cases) sources.insert(c.source);
+        for (const Case& c : list.cases)
+            if (measured_throughput(c)) sources.insert(c.source);
         const int min_sources = sources.size() > 1 ? 2 : 1;
         json profiles = json::object();
         for (const auto& [key, idx] : groups) {

@@ -138,6 +138,31 @@ expect 2 "--format: expected one of megatron, torchtitan, deepspeed" import --fo
 expect 2 "--seq-len: expected the sequence length (a DeepSpeed config does not give it)" import --format deepspeed "$tmp/ds.json" --model llama3-8b
 # --no-crossing that rejects every layout says so, not "add GPUs" (issue 16).
 expect 0 "4 that would run were rejected by --no-crossing" search --model llama3-70b --cluster dgx-h100 --gpus 16 --global-batch 16 --seq-len 8192 --no-crossing --max-pp 1 --max-cp 1 --recompute none
+# calibrate's single-source rule counts sources as the fit does, over runs with a measured throughput: a
+# second source that only names a layout does not switch it on; one with a measurement does.
+runs() {  # runs SOURCE2 MEASURED2
+    cat <<JSON
+[{"id": "a1", "source": "a", "model": "llama3-8b", "cluster": {"preset": "dgx-h100", "gpus": 8},
+  "layout": {"tp": 1, "micro_batch": 1, "global_batch": 64, "seq_len": 8192, "precision": "bf16"},
+  "measured": {"tokens_per_s_per_gpu": 9000}},
+ {"id": "a2", "source": "a", "model": "llama3-8b", "cluster": {"preset": "dgx-h100", "gpus": 16},
+  "layout": {"tp": 2, "micro_batch": 1, "global_batch": 64, "seq_len": 4096, "precision": "bf16"},
+  "measured": {"tokens_per_s_per_gpu": 7000}},
+ {"id": "b1", "source": "$1", "model": "llama3-8b", "cluster": {"preset": "dgx-h100", "gpus": 8},
+  "layout": {"tp": 1, "micro_batch": 2, "global_batch": 64, "seq_len": 4096, "precision": "bf16"},
+  "measured": {"tokens_per_s_per_gpu": $2}}]
+JSON
+}
+runs b null > "$tmp/one_measured.json"
+runs b 9500 > "$tmp/two_measured.json"
+"$bin" calibrate "$tmp/one_measured.json" > "$tmp/cal1" 2>&1
+"$bin" calibrate "$tmp/two_measured.json" > "$tmp/cal2" 2>&1
+if ! grep -q "one source's runs only" "$tmp/cal1" && grep -q "one source's runs only" "$tmp/cal2"; then
+    pass=$((pass + 1))
+else
+    echo "FAIL: calibrate's single-source rule did not follow the sources with a measured throughput"; head -12 "$tmp/cal1" "$tmp/cal2"
+    fail=$((fail + 1))
+fi
 
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
