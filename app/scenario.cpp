@@ -48,6 +48,9 @@ void add_scenario_flags(CLI::App& cmd, ScenarioFlags& f, bool with_degrees, bool
         cmd.add_option("--ep-comm-overlap", f.ep_comm_overlap,
                        "true | false: MoE all-to-alls run under another micro-batch's computation (Megatron "
                        "--overlap-moe-expert-parallel-comm; needs vpp > 1 when pp > 1; default: on for Megatron-Bridge on Hopper)");
+        cmd.add_option("--moe-dispatcher", f.moe_dispatcher,
+                       "alltoall | deepep | hybridep: how MoE tokens reach the experts' GPUs (NCCL all-to-all, or Megatron's flex "
+                       "dispatcher with DeepEP / HybridEP, one copy per GPU and per domain reached; default alltoall, deepep for HAI-LLM)");
         cmd.add_option("--sequence-parallel", f.sequence_parallel, "true | false (default: on when tp > 1)");
         cmd.add_option("--schedule", f.schedule, "gpipe | 1f1b | interleaved | zb | dualpipe");
         cmd.add_option("--grad-dtype", f.grad_dtype, "bf16 | fp32: the dtype gradients are accumulated and reduced in (default: the framework's; fp32 for torchtitan, and for Megatron-LM and DeepSpeed unless fp16)");
@@ -79,6 +82,7 @@ Case resolve_base(const ScenarioFlags& f) {
     base.dropout = f.dropout;
     base.tp_comm_overlap = f.tp_comm_overlap;
     base.ep_comm_overlap = f.ep_comm_overlap;
+    base.moe_dispatcher = f.moe_dispatcher;
     base.dp = 1;  // degrees are the search's to choose: keep resolve_scenario from deriving them
     Case c = resolve_scenario(base);
     c.layout.dp = 1;

@@ -1,7 +1,12 @@
-// Alpha-beta collective costs, hand-computed.
+// Alpha-beta collective costs and the MoE dispatchers, hand-computed.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "shardplan/collectives.h"
+#include "shardplan/comm.h"
+#include "shardplan/layout.h"
+#include "shardplan/model.h"
 
 using namespace shardplan;
 
@@ -70,4 +75,51 @@ TEST(Collectives, AllToAllAcrossDomainsLeavesOverEachRanksOwnNic) {
     EXPECT_NEAR(c.time_s, 0.875e9 / 45e9 + 56e-6, 1e-9);
     EXPECT_STREQ(c.algorithm, "hierarchical");
     EXPECT_EQ(c.tier, Tier::scale_out);
+}
+
+// The MoE dispatchers, by hand (comm.h). 8 experts, top-2, one micro-batch of 1,000 tokens of h = 1,024:
+// a copy of each token is 2 · 1,000 · 1,024 = 2.048 MB. EP 8 over 4 domains of 2 GPUs, one expert per
+// GPU. NCCL's all-to-all sends both copies: S = 4.096 MB, 6/8 of it to other domains. DeepEP sends a
+// token once to each GPU holding one of its experts: 8 · (1 − C(7,2)/C(8,2)) = 2 GPUs, 7/8 of them
+// others, 1.75 copies over NVLink; and once to each other domain reached: its experts fall in
+// 4 · (1 − C(6,2)/C(8,2)) = 4 · 13/28 domains, 3/4 of them others, 39/28 copies over the NIC:
+// max(1.75 · 2.048e6 / 360e9, 39/28 · 2.048e6 / 45e9) + 1 · 2 µs + 3 · 6 µs. Group-limited routing with
+// 4 groups and 1 group per token keeps each token's experts in one domain: 3/4 copy over the NIC.
+TEST(Collectives, FlexDispatcherSendsATokenOncePerGpuAndPerDomain) {
+    EXPECT_NEAR(expert_parts_hit(8, 2, 4.0), 4.0 * 13.0 / 28.0, 1e-12);
+    EXPECT_NEAR(expert_parts_hit(8, 2, 8.0), 2.0, 1e-12);
+    EXPECT_DOUBLE_EQ(expert_parts_hit(8, 2, 1.0), 1.0);
+    ModelSpec m;
+    m.hidden = 1024;
+    MoeSpec e;
+    e.experts = 8;
+    e.top_k = 2;
+    m.moe = e;
+    Layout l;
+    l.tp = 1;
+    l.micro_batch = 1;
+    l.seq_len = 1000;
+    const GroupPlacement g{Axis::ep, 8, 1, 4, 2};
+    Fabric f = fabric();
+    f.a2a = 1.0;
+    const double unit = 2.048e6;
+    const Traffic nccl = ep_traffic(m, l, g, f);
+    EXPECT_DOUBLE_EQ(nccl.buffer_bytes, 2 * unit);
+    EXPECT_NEAR(nccl.time_s, collective_time(Collective::all_to_all, 2 * unit, 8, 2, f).time_s, 1e-15);
+    l.moe_dispatcher = Dispatcher::deepep;
+    const Traffic deepep = ep_traffic(m, l, g, f);
+    const double remote = 39.0 / 28.0;
+    EXPECT_NEAR(deepep.time_s, std::max(1.75 * unit / 360e9, remote * unit / 45e9) + 2e-6 + 18e-6, 1e-12);
+    EXPECT_NEAR(deepep.wire_bytes, (2.0 * 1.0 / 8.0 + remote) * unit, 1e-3);  // its domain's other GPU, other domains
+    EXPECT_STREQ(deepep.algorithm, "deepep");
+    EXPECT_LT(deepep.time_s, nccl.time_s);
+    m.moe->router_groups = 4;
+    m.moe->group_topk = 1;
+    EXPECT_NEAR(ep_traffic(m, l, g, f).time_s, 0.75 * unit / 45e9 + 20e-6, 1e-12);
+    // Inside one domain only the per-GPU copies count: EP 4 on 4 GPUs, 2 experts each, 4 · 13/28 GPUs
+    // touched, 3/4 of them others, over NVLink.
+    const GroupPlacement one{Axis::ep, 4, 1, 1, 4};
+    m.moe->router_groups = 1;
+    m.moe->group_topk = 0;
+    EXPECT_NEAR(ep_traffic(m, l, one, f).time_s, 4.0 * 13.0 / 28.0 * 0.75 * unit / 360e9 + 3 * 2e-6, 1e-12);
 }

@@ -158,6 +158,7 @@ void expect_same_layout(Framework f, const Case& got, const Job& j) {
     EXPECT_EQ(l.schedule, want.schedule) << name;
     EXPECT_EQ(l.kernels, want.kernels) << name;
     EXPECT_EQ(l.tp_comm_overlap, want.tp_comm_overlap) << name;
+    EXPECT_EQ(l.moe_dispatcher, want.moe_dispatcher) << name;
 }
 
 }  // namespace
@@ -462,6 +463,49 @@ TEST(Import, MegatronExpertOverlapAndGroupLimitedRoutingRoundTrip) {
     const Export tt = export_config(m, c, l, Framework::torchtitan);
     ASSERT_TRUE(tt.refusal);
     EXPECT_NE(tt.refusal->find("ep_comm_overlap false"), std::string::npos);
+}
+
+// The MoE dispatcher: Megatron's --moe-token-dispatcher-type flex with --moe-flex-dispatcher-backend (DeepEP
+// its default; the older --moe-enable-deepep too), torchtitan's parallelism.expert_parallel_comm_backend;
+// both round-trip. Megatron's allgather dispatcher, and its absence (allgather is Megatron's default), is
+// planned as alltoall and said so.
+TEST(Import, MoeDispatcherRoundTripsAndAllgatherIsSaidToBePlannedAsAlltoall) {
+    const ModelSpec m = preset_model("deepseek-v3");
+    ClusterSpec c = preset_cluster("h800");
+    c.gpus = 2048;
+    Layout l;
+    l.ep = 64;
+    l.dp = 2048;
+    l.zero = 3;
+    l.global_batch = 16384;
+    ImportContext ctx;
+    ctx.cluster = c;
+    ctx.gpus = c.gpus;
+    for (Dispatcher d : {Dispatcher::alltoall, Dispatcher::deepep, Dispatcher::hybridep}) {
+        l.moe_dispatcher = d;
+        const Export e = export_config(m, c, l, Framework::megatron);
+        ASSERT_FALSE(e.refusal) << *e.refusal;
+        EXPECT_EQ(import_launch(Framework::megatron, e.text, ctx, "exported").c.layout.moe_dispatcher, d);
+        const Export tt = export_config(m, c, l, Framework::torchtitan);
+        ASSERT_FALSE(tt.refusal) << *tt.refusal;
+        EXPECT_NE(tt.text.find(d == Dispatcher::alltoall ? "expert_parallel_comm_backend = \"standard\""
+                                                          : "expert_parallel_comm_backend = \""), std::string::npos);
+        ImportContext tctx = ctx;
+        tctx.model = m;
+        EXPECT_EQ(import_launch(Framework::torchtitan, tt.text, tctx, "exported").c.layout.moe_dispatcher, d);
+    }
+    l.moe_dispatcher = Dispatcher::alltoall;
+    std::string text = export_config(m, c, l, Framework::megatron).text;
+    const std::string a2a = "--moe-token-dispatcher-type alltoall";
+    ASSERT_NE(text.find(a2a), std::string::npos);
+    const std::string legacy = std::string(text).replace(text.find(a2a), a2a.size(), "--moe-enable-deepep");
+    EXPECT_EQ(import_launch(Framework::megatron, legacy, ctx, "exported").c.layout.moe_dispatcher, Dispatcher::deepep);
+    const std::string ag = std::string(text).replace(text.find(a2a), a2a.size(), "--moe-token-dispatcher-type allgather");
+    const Imported back = import_launch(Framework::megatron, ag, ctx, "exported");
+    EXPECT_EQ(back.c.layout.moe_dispatcher, Dispatcher::alltoall);
+    bool said = false;
+    for (const std::string& n : back.notes) said = said || n.find("allgather dispatcher") != std::string::npos;
+    EXPECT_TRUE(said);
 }
 
 TEST(Import, MegatronRecomputeMethodAndLayersRoundTrip) {

@@ -112,6 +112,18 @@ TEST(Io, GradientDtypeFollowsTheFrameworkAndThePrecision) {
     EXPECT_EQ(case_from_json(j).layout.grad_dtype, GradDtype::fp32);
 }
 
+// The MoE dispatcher is read, written back and refused by name.
+TEST(Io, MoeDispatcherByName) {
+    json j = good_case();
+    EXPECT_EQ(case_from_json(j).layout.moe_dispatcher, Dispatcher::alltoall);
+    j["layout"]["moe_dispatcher"] = "hybridep";
+    const Case c = case_from_json(j);
+    EXPECT_EQ(c.layout.moe_dispatcher, Dispatcher::hybridep);
+    EXPECT_EQ(to_json(c.layout)["moe_dispatcher"], "hybridep");
+    j["layout"]["moe_dispatcher"] = "nccl";
+    EXPECT_EQ(error_of(j), "layout.moe_dispatcher: expected one of alltoall, deepep, hybridep, got \"nccl\"");
+}
+
 // EP overlap comes from Megatron-Bridge's recipes, can be given, and is refused at pp > 1 without the
 // interleaved schedule (Megatron's prerequisite for --overlap-moe-expert-parallel-comm).
 TEST(Io, ExpertParallelOverlapFollowsTheFrameworkAndNeedsInterleavingUnderPipelining) {

@@ -127,6 +127,15 @@ TEST(Resolve, FrameworkBringsItsDefaultsAndRecomputeLayersNeedFull) {
     EXPECT_EQ(apply_overrides(llama70b_on(128), a, Naming::flags).layout.attention_kernel, AttentionKernel::fused);
     a.attention_kernel = "flash";
     EXPECT_EQ(apply_overrides(llama70b_on(128), a, Naming::flags).layout.attention_kernel, AttentionKernel::flash);
+    // HAI-LLM dispatches with DeepEP; --moe-dispatcher beside it wins.
+    Overrides h;
+    h.framework = "HAI-LLM";
+    EXPECT_EQ(apply_overrides(llama70b_on(128), h, Naming::flags).layout.moe_dispatcher, Dispatcher::deepep);
+    h.moe_dispatcher = "hybridep";
+    EXPECT_EQ(apply_overrides(llama70b_on(128), h, Naming::flags).layout.moe_dispatcher, Dispatcher::hybridep);
+    h.moe_dispatcher = "nccl";
+    EXPECT_EQ(error_of([&] { apply_overrides(llama70b_on(128), h, Naming::flags); }),
+              "--moe-dispatcher: expected one of alltoall, deepep, hybridep, got \"nccl\"");
     // torchtitan reduces gradients in fp32; --grad-dtype beside the framework wins.
     Overrides t;
     t.framework = "torchtitan";

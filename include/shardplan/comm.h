@@ -41,8 +41,12 @@ double chunked_overlap_exposed_s(double comm_s, double gemm_s, int64_t chunks);
 /// CP: ring attention passes a K/V block of b·(s/cp)·(k+v width)/tp to the next rank cp − 1 times per
 /// layer forward, twice that backward (K/V again and their gradients).
 Traffic cp_traffic(const ModelSpec& m, const Layout& l, const GroupPlacement& g, const Fabric& f);
-/// EP: per MoE layer and micro-batch, dispatch + combine all-to-all forward and again backward,
-/// each of the rank's (T/tp)·k routed token copies of h elements.
+/// Expected number of `parts` equal consecutive slices of `experts` experts that a token's `top_k`
+/// distinct experts fall into: parts · (1 − C(E − E/parts, k) / C(E, k)).
+double expert_parts_hit(int64_t experts, int64_t top_k, double parts);
+/// EP: per MoE layer and micro-batch, dispatch + combine forward and again backward. alltoall: an
+/// all-to-all of the rank's (T/tp)·k routed token copies of h elements; deepep / hybridep: one copy per
+/// GPU reached over NVLink and one per other domain reached over the NIC (Layout::moe_dispatcher).
 Traffic ep_traffic(const ModelSpec& m, const Layout& l, const GroupPlacement& g, const Fabric& f);
 /// PP: one boundary activation (÷ tp with SP) per micro-batch, forward and backward.
 Traffic pp_traffic(const ModelSpec& m, const Layout& l, const GroupPlacement& g, const Fabric& f);

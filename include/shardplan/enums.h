@@ -27,6 +27,13 @@ enum class GradDtype { bf16, fp32 };
 /// unfused (2022-era Megatron, BLOOM) stores the softmax of the s × s scores (and its dropout mask and
 /// output when dropout is on).
 enum class AttentionKernel { flash, fused, unfused };
+/// How MoE tokens reach their experts' GPUs and come back. alltoall: NCCL all-to-all of the permuted
+/// tokens (Megatron's --moe-token-dispatcher-type alltoall), one copy per (token, expert), at a share of
+/// the tier's bandwidth (Efficiency::a2a); deepep / hybridep: Megatron's flex dispatcher with DeepEP or
+/// HybridEP kernels, which send a token once to each GPU that holds any of its experts and, across
+/// scale-up domains, once to each domain over the NIC, forwarded over NVLink there; they reach the
+/// links' achieved bandwidth (DeepEP's published figures). docs/model.md §5.
+enum class Dispatcher { alltoall, deepep, hybridep };
 /// How the framework runs the pointwise work around the GEMMs: fused kernels (Megatron-Core and Transformer
 /// Engine: SwiGLU in one kernel, vocab-parallel cross-entropy in place) or eager PyTorch ops, one autograd
 /// node each (torchtitan's and nanotron's Llama: the activation's output kept beside its inputs; the loss
@@ -112,6 +119,10 @@ template <> struct EnumNames<GradBuckets> {
 template <> struct EnumNames<AttentionKernel> {
     static constexpr std::array<std::pair<AttentionKernel, std::string_view>, 3> table{{
         {AttentionKernel::flash, "flash"}, {AttentionKernel::fused, "fused"}, {AttentionKernel::unfused, "unfused"}}};
+};
+template <> struct EnumNames<Dispatcher> {
+    static constexpr std::array<std::pair<Dispatcher, std::string_view>, 3> table{{
+        {Dispatcher::alltoall, "alltoall"}, {Dispatcher::deepep, "deepep"}, {Dispatcher::hybridep, "hybridep"}}};
 };
 template <> struct EnumNames<RecomputeModule> {
     static constexpr std::array<std::pair<RecomputeModule, std::string_view>, 8> table{{

@@ -56,6 +56,9 @@ struct Layout {
     /// another's backward as DualPipe does). Takes effect with ep > 1, two micro-batches or more and,
     /// when pp > 1, the interleaved schedule; DualPipe overlaps this way by itself.
     bool ep_comm_overlap = false;
+    /// How MoE tokens are dispatched to and combined from the experts' GPUs (enums.h): NCCL all-to-all
+    /// or the flex dispatcher's DeepEP / HybridEP kernels, which deduplicate per GPU and per domain.
+    Dispatcher moe_dispatcher = Dispatcher::alltoall;
     Precision precision = Precision::bf16;
     Schedule schedule = Schedule::one_f_one_b;
     GradDtype grad_dtype = GradDtype::bf16;
@@ -103,6 +106,7 @@ uint32_t op_level_selective_modules();
 /// accumulates in fp32), Megatron-LM and Megatron-Core's own training loop with bf16 or fp8
 /// (`--accumulate-allreduce-grads-in-fp32` unless `--grad-reduce-in-bf16`). In the 16-bit dtype for fp16
 /// runs, for NeMo's and Megatron-Bridge's performance recipes (they set grad_reduce_in_fp32 off) and elsewhere.
+/// MoE tokens go by DeepEP under DeepSeek's HAI-LLM, by NCCL's all-to-all elsewhere.
 /// Everything else: an even split, the framework's own gradient buffer, TP traffic exposed.
 struct FrameworkDefaults {
     Kernels kernels = Kernels::fused;
@@ -112,6 +116,7 @@ struct FrameworkDefaults {
     bool tp_comm_overlap = false;
     bool ep_comm_overlap = false;
     GradDtype grad_dtype = GradDtype::bf16;
+    Dispatcher moe_dispatcher = Dispatcher::alltoall;
 };
 /// `generation`: the GPU's (GpuSpec::generation), where a recipe differs by GPU; "" when not known.
 /// `precision`: the layout's, where a default differs with it (the gradient dtype).

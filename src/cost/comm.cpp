@@ -1,6 +1,8 @@
 // Per-axis communication volumes (docs/model.md §5) priced on the tier each group lands on.
 #include "shardplan/comm.h"
 
+#include <algorithm>
+
 #include "shardplan/layout.h"
 #include "shardplan/model.h"
 
@@ -51,28 +53,46 @@ Traffic cp_traffic(const ModelSpec& m, const Layout& l, const GroupPlacement& g,
     return t;
 }
 
+double expert_parts_hit(int64_t experts, int64_t top_k, double parts) {
+    if (parts <= 1.0 || experts <= 0 || top_k <= 0) return std::min(1.0, parts);
+    const double E = static_cast<double>(experts), per = E / parts;
+    double miss = 1.0;  // C(E − per, k) / C(E, k) = Π_{i<k} (E − per − i) / (E − i)
+    for (int64_t i = 0; i < top_k && i < experts; ++i) {
+        const double di = static_cast<double>(i);
+        miss *= std::max(0.0, (E - per - di) / (E - di));
+    }
+    return parts * (1.0 - miss);
+}
+
 Traffic ep_traffic(const ModelSpec& m, const Layout& l, const GroupPlacement& g, const Fabric& f) {
     const double k = m.moe ? static_cast<double>(m.moe->top_k) : 0.0;
-    const double S = kElem * tokens(l) / static_cast<double>(l.tp) * k * static_cast<double>(m.hidden);
-    Traffic t = make(Collective::all_to_all, "all-to-all", S, g, f);
-    if (m.moe && m.moe->group_topk > 0 && m.moe->router_groups > 1 && g.crosses_domain()) {
-        // Group-limited routing (DeepSeek-V3 report §2.1.2, §3.2.2): experts sit on the EP ranks in
-        // order, so each of the router_groups groups covers N / groups of the group's N domains (at least
-        // part of one), and a token's experts lie on at most group_topk · max(1, N / groups) of them. It
-        // crosses the scale-out fabric once per target domain other than its own and fans out to its
-        // experts' GPUs over NVLink there, and back the same way.
-        const double N = static_cast<double>(g.domains_spanned), G = static_cast<double>(g.per_domain);
-        const double groups = static_cast<double>(m.moe->router_groups);
-        const double limit = std::min(N, static_cast<double>(m.moe->group_topk) * std::max(1.0, N / groups));
-        const double cross = kElem * tokens(l) / static_cast<double>(l.tp) * static_cast<double>(m.hidden) * limit *
-                             (N - 1.0) / N;
-        const double t_out = cross / (f.out_Bps * f.a2a), t_up = S / (f.up_Bps * f.a2a);
-        const double limited = std::max(t_out, t_up) + (G - 1.0) * f.up_latency_s + (N - 1.0) * f.out_latency_s;
-        if (limited < t.time_s) {
-            t.time_s = limited;
-            t.algorithm = "node-limited";
-        }
-    }
+    const double unit = kElem * tokens(l) / static_cast<double>(l.tp) * static_cast<double>(m.hidden);  // a copy of each token
+    Traffic t = make(Collective::all_to_all, "all-to-all", k * unit, g, f);
+    if (!m.moe || l.moe_dispatcher == Dispatcher::alltoall || g.size <= 1) return t;
+    // DeepEP / HybridEP (Megatron's flex dispatcher): a token goes once to each GPU holding any of its
+    // experts, and across domains once to each domain over the NIC, then over NVLink inside it (DeepEP
+    // README: internode dispatch by RDMA to the same-index GPU, NVLink forwarding). With experts in order on
+    // the EP ranks, a token's k experts touch expert_parts_hit(E, k, n) of n equal parts. Group-limited
+    // routing (DeepSeek-V3 report §2.1.2, §3.2.2) caps the domains at group_topk · max(1, N / groups),
+    // each group covering N / groups of the N domains. The kernels reach the links' achieved bandwidth
+    // (DeepEP: 153-158 GB/s of H800's ~160 GB/s NVLink, 43-58 GB/s of a 400 Gb/s NIC), not a2a's share.
+    const MoeSpec& moe = *m.moe;
+    const double n = static_cast<double>(g.size), N = static_cast<double>(g.domains_spanned),
+                 G = static_cast<double>(g.per_domain);
+    const double hit = expert_parts_hit(moe.experts, moe.top_k, n);
+    const double gpus = hit * (n - 1.0) / n;  // other GPUs reached
+    double domains = expert_parts_hit(moe.experts, moe.top_k, N);
+    if (moe.group_topk > 0 && moe.router_groups > 1)
+        domains = std::min(domains, static_cast<double>(moe.group_topk) *
+                                        std::max(1.0, N / static_cast<double>(moe.router_groups)));
+    const double remote = domains * (N - 1.0) / std::max(1.0, N);  // other domains reached
+    const double up = gpus * unit, out = remote * unit;  // every GPU reached over NVLink; domains over the NIC
+    t.time_s = std::max(up / f.up_Bps, g.crosses_domain() ? out / f.out_Bps : 0.0) + (G - 1.0) * f.up_latency_s +
+               (N - 1.0) * f.out_latency_s;
+    t.buffer_bytes = up;
+    t.wire_bytes = hit * (G - 1.0) / n * unit + out;  // what leaves this GPU: its own domain's GPUs, other domains
+    t.algorithm = l.moe_dispatcher == Dispatcher::deepep ? "deepep" : "hybridep";
+    t.label = l.moe_dispatcher == Dispatcher::deepep ? "DeepEP dispatch + combine" : "HybridEP dispatch + combine";
     return t;
 }
 

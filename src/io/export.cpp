@@ -104,7 +104,8 @@ Export megatron(const ModelSpec& m, const Layout& l) {
         if (e.router_groups > 1 && e.group_topk > 0)
             arg(fmt::format("--moe-router-num-groups {} --moe-router-group-topk {}", e.router_groups, e.group_topk));
         arg("--moe-grouped-gemm");
-        arg("--moe-token-dispatcher-type alltoall");
+        if (l.moe_dispatcher == Dispatcher::alltoall) arg("--moe-token-dispatcher-type alltoall");
+        else arg(fmt::format("--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend {}", enum_name(l.moe_dispatcher)));
     }
     // Parallelism.
     arg(fmt::format("--tensor-model-parallel-size {}", l.tp));
@@ -264,6 +265,8 @@ Export torchtitan(const ModelSpec& m, const Layout& l) {
     if (m.moe) {
         t += fmt::format("expert_parallel_degree = {}\n", l.ep);
         t += fmt::format("expert_tensor_parallel_degree = {}\n", effective_etp(l));
+        t += fmt::format("expert_parallel_comm_backend = \"{}\"\n",
+                         l.moe_dispatcher == Dispatcher::alltoall ? "standard" : enum_name(l.moe_dispatcher));
     }
     if (l.tp > 1 && !l.sequence_parallel) t += "disable_loss_parallel = true\n";
     if (overlaps_tp(l)) t += "enable_async_tensor_parallel = true\n";

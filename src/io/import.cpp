@@ -334,6 +334,13 @@ Draft megatron_layout(const Values& v) {
     l.sequence_parallel = v.flag("--sequence-parallel") || l.tp == 1;
     l.tp_comm_overlap = v.flag("--tp-comm-overlap");
     l.ep_comm_overlap = v.flag("--overlap-moe-expert-parallel-comm");
+    // The token dispatcher: flex runs DeepEP (Megatron's default backend) or HybridEP; allgather, Megatron's
+    // default type, is not modelled and is planned as alltoall, and said so.
+    const std::string dispatcher = v.text("--moe-token-dispatcher-type", "");
+    if (dispatcher == "flex" || v.flag("--moe-enable-deepep"))
+        l.moe_dispatcher = v.text("--moe-flex-dispatcher-backend", "deepep") == "hybridep" ? Dispatcher::hybridep : Dispatcher::deepep;
+    else if (dispatcher == "allgather" || (dispatcher.empty() && v.has("--num-experts")))
+        d.notes.push_back("layout.moe_dispatcher: alltoall (Megatron's allgather dispatcher, its default, is not modelled)");
     l.zero = v.flag("--use-distributed-optimizer") ? 1 : 0;
     if (v.flag("--use-torch-fsdp2")) l.zero = 3;
     if (v.flag("--use-megatron-fsdp")) {
@@ -403,6 +410,8 @@ Draft torchtitan_layout(const Values& v) {
     l.pp = v.integer(P + "pipeline_parallel_degree", 1);
     l.ep = v.integer(P + "expert_parallel_degree", 1);
     l.etp = v.integer(P + "expert_tensor_parallel_degree", 0, 0);
+    const std::string backend = v.text(P + "expert_parallel_comm_backend", "standard");
+    l.moe_dispatcher = backend == "deepep" ? Dispatcher::deepep : backend == "hybridep" ? Dispatcher::hybridep : Dispatcher::alltoall;
     l.zero = shard > 1 || (shard == -1 && replicate == 1) ? 3 : 0;
     l.dp = shard > 1 ? shard : shard == -1 ? 0 : replicate;  // 0: the rest of the GPUs, once they are known
     l.seq_len = v.integer("training.seq_len", 2048);

@@ -41,7 +41,9 @@ constexpr LaunchKey kMegatron[] = {
     {"--kv-lora-rank", K::integer, ""},
     {"--max-position-embeddings", K::integer, ""},
     {"--micro-batch-size", K::integer, ""},
+    {"--moe-enable-deepep", K::flag, ""},  // Megatron before the flex backends: the flex dispatcher with DeepEP
     {"--moe-ffn-hidden-size", K::integer, ""},
+    {"--moe-flex-dispatcher-backend", K::text, "deepep|hybridep"},
     {"--moe-grouped-gemm", K::flag, ""},
     {"--moe-layer-freq", K::text, ""},  // an integer, or a Python list '[0,1,1,...]' (moe_freq_type)
     {"--moe-router-group-topk", K::integer, ""},
@@ -105,6 +107,7 @@ constexpr LaunchKey kTorchtitan[] = {
     {"parallelism.data_parallel_shard_degree", K::integer, ""},
     {"parallelism.disable_loss_parallel", K::flag, ""},
     {"parallelism.enable_async_tensor_parallel", K::flag, ""},
+    {"parallelism.expert_parallel_comm_backend", K::text, "standard|deepep|hybridep"},
     {"parallelism.expert_parallel_degree", K::integer, ""},
     {"parallelism.expert_tensor_parallel_degree", K::integer, ""},
     {"parallelism.module_fqns_per_model_part", K::list, ""},  // a list of lists of module names

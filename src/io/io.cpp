@@ -349,7 +349,7 @@ Layout layout_from_json(const json& j, const std::string& path, const std::strin
     Reader r(j, path);
     r.only({"tp", "cp", "pp", "dp", "ep", "etp", "vpp", "micro_batch", "global_batch", "seq_len", "zero", "recompute",
             "recompute_modules", "recompute_method", "recompute_layers", "attention_kernel", "kernels", "stage_split",
-            "grad_buckets", "dropout", "sequence_parallel", "tp_comm_overlap", "ep_comm_overlap", "precision",
+            "grad_buckets", "dropout", "sequence_parallel", "tp_comm_overlap", "ep_comm_overlap", "moe_dispatcher", "precision",
             "schedule", "grad_dtype", "order", "framework"});
     Layout l;
     l.tp = r.integer("tp", 1);
@@ -420,6 +420,7 @@ Layout layout_from_json(const json& j, const std::string& path, const std::strin
         if (const auto why = ep_overlap_refusal(l)) throw ConfigError(r.at("ep_comm_overlap"), *why);
     }
     l.grad_dtype = r.choice<GradDtype>("grad_dtype", fw.grad_dtype);
+    l.moe_dispatcher = r.choice<Dispatcher>("moe_dispatcher", fw.moe_dispatcher);
     if (r.has("order")) {
         auto o = parse_order(r.string("order", ""));
         if (!o) throw ConfigError(r.at("order"), "a permutation of tp, cp, ep, dp, pp joined by '-' (e.g. tp-cp-ep-dp-pp)");
@@ -561,7 +562,7 @@ json to_json(const Layout& l) {
             {"attention_kernel", enum_name(l.attention_kernel)}, {"kernels", enum_name(l.kernels)},
             {"stage_split", enum_name(l.stage_split)}, {"grad_buckets", enum_name(l.grad_buckets)}, {"dropout", l.dropout},
             {"sequence_parallel", l.sequence_parallel}, {"tp_comm_overlap", l.tp_comm_overlap},
-            {"ep_comm_overlap", l.ep_comm_overlap},
+            {"ep_comm_overlap", l.ep_comm_overlap}, {"moe_dispatcher", enum_name(l.moe_dispatcher)},
             {"precision", enum_name(l.precision)},
             {"schedule", enum_name(l.schedule)}, {"grad_dtype", enum_name(l.grad_dtype)},
             {"order", order_string(l)}, {"framework", l.framework}};

@@ -166,7 +166,9 @@ Case apply_overrides(Case c, const Overrides& o, Naming n) {
         l.tp_comm_overlap = fw.tp_comm_overlap;
         l.ep_comm_overlap = fw.ep_comm_overlap;
         if (o.grad_dtype.empty()) l.grad_dtype = fw.grad_dtype;
+        l.moe_dispatcher = fw.moe_dispatcher;
     }
+    if (!o.moe_dispatcher.empty()) l.moe_dispatcher = named<Dispatcher>(o.moe_dispatcher, "moe_dispatcher", n);
     if (!o.attention_kernel.empty()) l.attention_kernel = named<AttentionKernel>(o.attention_kernel, "attention_kernel", n);
     if (!o.kernels.empty()) l.kernels = named<Kernels>(o.kernels, "kernels", n);
     if (!o.stage_split.empty()) l.stage_split = named<StageSplit>(o.stage_split, "stage_split", n);
