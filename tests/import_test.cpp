@@ -434,30 +434,45 @@ TEST(Import, TorchtitanKernelsFollowTorchCompile) {
               Kernels::fused);
 }
 
-// Full recomputation's method and N travel through Megatron's flags both ways; torchtitan and DeepSpeed,
-// which checkpoint every layer on its own, refuse any other choice and say how to plan instead.
+// DeepSeek-V3 fully sharded over 2,048 H800 with EP 64, the MoE round trips' job.
+struct DeepSeekJob {
+    ModelSpec m = preset_model("deepseek-v3");
+    ClusterSpec c = [] {
+        ClusterSpec k = preset_cluster("h800");
+        k.gpus = 2048;
+        return k;
+    }();
+    Layout l = [] {
+        Layout x;
+        x.ep = 64;
+        x.dp = 2048;
+        x.zero = 3;
+        x.global_batch = 16384;
+        return x;
+    }();
+    ImportContext ctx() const {
+        ImportContext x;
+        x.cluster = c;
+        x.gpus = c.gpus;
+        return x;
+    }
+};
+
 // EP overlap and DeepSeek-V3's group-limited routing travel to Megatron-LM and back: a layout without
 // pipelining and 8 micro-batches writes --overlap-moe-expert-parallel-comm, the model
 // --moe-router-num-groups 8 --moe-router-group-topk 4; torchtitan, which has no such overlap, refuses
 // with the way out.
 TEST(Import, MegatronExpertOverlapAndGroupLimitedRoutingRoundTrip) {
-    const ModelSpec m = preset_model("deepseek-v3");
-    ClusterSpec c = preset_cluster("h800");
-    c.gpus = 2048;
-    Layout l;
-    l.ep = 64;
-    l.dp = 2048;
-    l.zero = 3;
-    l.global_batch = 16384;
+    DeepSeekJob j;
+    const ModelSpec& m = j.m;
+    const ClusterSpec& c = j.c;
+    Layout& l = j.l;
     l.ep_comm_overlap = true;
     const Export e = export_config(m, c, l, Framework::megatron);
     ASSERT_FALSE(e.refusal) << *e.refusal;
     EXPECT_NE(e.text.find("--overlap-moe-expert-parallel-comm"), std::string::npos);
     EXPECT_NE(e.text.find("--moe-router-num-groups 8 --moe-router-group-topk 4"), std::string::npos);
-    ImportContext ctx;
-    ctx.cluster = c;
-    ctx.gpus = c.gpus;
-    const Case back = import_launch(Framework::megatron, e.text, ctx, "exported").c;
+    const Case back = import_launch(Framework::megatron, e.text, j.ctx(), "exported").c;
     EXPECT_TRUE(back.layout.ep_comm_overlap);
     EXPECT_EQ(back.model.name, "deepseek-v3");  // the groups make it the preset again
     const Export tt = export_config(m, c, l, Framework::torchtitan);
@@ -470,17 +485,11 @@ TEST(Import, MegatronExpertOverlapAndGroupLimitedRoutingRoundTrip) {
 // both round-trip. Megatron's allgather dispatcher, and its absence (allgather is Megatron's default), is
 // planned as alltoall and said so.
 TEST(Import, MoeDispatcherRoundTripsAndAllgatherIsSaidToBePlannedAsAlltoall) {
-    const ModelSpec m = preset_model("deepseek-v3");
-    ClusterSpec c = preset_cluster("h800");
-    c.gpus = 2048;
-    Layout l;
-    l.ep = 64;
-    l.dp = 2048;
-    l.zero = 3;
-    l.global_batch = 16384;
-    ImportContext ctx;
-    ctx.cluster = c;
-    ctx.gpus = c.gpus;
+    DeepSeekJob j;
+    const ModelSpec& m = j.m;
+    const ClusterSpec& c = j.c;
+    Layout& l = j.l;
+    const ImportContext ctx = j.ctx();
     for (Dispatcher d : {Dispatcher::alltoall, Dispatcher::deepep, Dispatcher::hybridep}) {
         l.moe_dispatcher = d;
         const Export e = export_config(m, c, l, Framework::megatron);
@@ -508,6 +517,8 @@ TEST(Import, MoeDispatcherRoundTripsAndAllgatherIsSaidToBePlannedAsAlltoall) {
     EXPECT_TRUE(said);
 }
 
+// Full recomputation's method and N travel through Megatron's flags both ways; torchtitan and DeepSpeed,
+// which checkpoint every layer on its own, refuse any other choice and say how to plan instead.
 TEST(Import, MegatronRecomputeMethodAndLayersRoundTrip) {
     const ModelSpec m = preset_model("llama3-70b");
     ClusterSpec c = preset_cluster("dgx-h100");
