@@ -4,7 +4,7 @@
 
 const $ = (id) => document.getElementById(id);
 const DEFAULTS = { model: 'llama3-70b', cluster: 'dgx-h100', gpus: 64, seq: 8192, gbs: 64, tp: 8, cp: 1, pp: 1,
-                   ep: 1, etp: 0, vpp: 1, mb: 1, zero: 1, recompute: 'none', sp: 1, tpo: 0, epo: 0, precision: 'bf16', schedule: '1f1b',
+                   ep: 1, etp: 0, vpp: 1, mb: 1, zero: 1, recompute: 'none', sp: 1, tpo: 0, epo: 0, disp: 'alltoall', precision: 'bf16', schedule: '1f1b',
                    grad: 'bf16', order: 'tp-cp-ep-dp-pp', rmethod: 'uniform', rlayers: 1, fw: '' };
 const NUMBER_KEYS = ['gpus', 'seq', 'gbs', 'tp', 'cp', 'pp', 'ep', 'vpp', 'mb', 'rlayers'];
 const ADVANCED = { 'm-layers': 'layers', 'm-hidden': 'hidden', 'm-ffn': 'ffn_hidden', 'm-heads': 'heads',
@@ -74,6 +74,7 @@ function toControls() {
   $('sp').checked = !!state.sp;
   $('tpo').checked = !!state.tpo;
   $('epo').checked = !!state.epo;
+  $('disp').value = state.disp;
   $('precision').value = state.precision;
   $('schedule').value = state.schedule;
   $('etp').value = state.etp > 0 ? String(state.etp) : '';
@@ -95,6 +96,7 @@ function fromControls() {
   state.sp = $('sp').checked ? 1 : 0;
   state.tpo = $('tpo').checked ? 1 : 0;
   state.epo = $('epo').checked ? 1 : 0;
+  state.disp = $('disp').value;
   state.precision = $('precision').value;
   state.schedule = $('schedule').value;
   state.etp = $('etp').value === '' ? 0 : Number($('etp').value);
@@ -148,7 +150,7 @@ function buildCase() {
     layout: { tp: state.tp, cp: state.cp, pp: state.pp, ep: state.ep, vpp: state.vpp,
               micro_batch: state.mb, global_batch: state.gbs, seq_len: state.seq, zero: state.zero,
               recompute: state.recompute, sequence_parallel: !!state.sp, tp_comm_overlap: !!state.tpo, ep_comm_overlap: !!state.epo,
-              precision: state.precision,
+              moe_dispatcher: state.disp, precision: state.precision,
               schedule: state.schedule, grad_dtype: state.grad, order: state.order,
               ...(state.recompute === 'full' ? { recompute_method: state.rmethod, recompute_layers: state.rlayers } : {}),
               ...(state.fw ? { framework: state.fw } : {}),

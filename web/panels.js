@@ -89,7 +89,8 @@ async function findBest() {
   $('search-summary').textContent = 'Searching…';
   $('search-results').replaceChildren();
   const c = buildCase();
-  c.layout = { global_batch: state.gbs, seq_len: state.seq, precision: state.precision, grad_dtype: state.grad };
+  c.layout = { global_batch: state.gbs, seq_len: state.seq, precision: state.precision, grad_dtype: state.grad,
+               moe_dispatcher: state.disp };
   // The search options: pins from the current layout, the no-crossing rule, the Pareto front.
   const pins = {};
   if ($('pin-tp').checked) pins.tp = state.tp;
@@ -189,7 +190,7 @@ function loadLayout(l) {
   Object.assign(state, { tp: l.tp, cp: l.cp, pp: l.pp, ep: l.ep, etp: l.etp === l.tp ? 0 : l.etp, vpp: l.vpp,
                          mb: l.micro_batch, zero: l.zero, recompute: l.recompute, sp: l.sequence_parallel ? 1 : 0,
                          tpo: l.tp_comm_overlap ? 1 : 0,
-                         epo: l.ep_comm_overlap ? 1 : 0,
+                         epo: l.ep_comm_overlap ? 1 : 0, disp: l.moe_dispatcher ?? 'alltoall',
                          schedule: l.schedule, grad: l.grad_dtype, order: l.order,
                          rmethod: l.recompute_method ?? 'uniform', rlayers: l.recompute_layers ?? 1,
                          fw: ['torchtitan', 'nanotron'].includes(l.framework) ? l.framework : '' });

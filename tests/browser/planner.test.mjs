@@ -373,6 +373,20 @@ test('EP overlap is a control for MoE models: it hides the all-to-all under the 
   await settle(() => /ep_comm_overlap: expected only with the interleaved schedule/.test(document.querySelector('#error').textContent));
   await page.uncheck('#epo');
   await settle(() => document.querySelector('#error').hidden);
+  // The dispatcher: DeepEP sends a token once to each GPU holding any of its 8 experts (16 experts per
+  // GPU: about 4.6 other GPUs, not 7 copies), at the link's achieved bandwidth: the EP row names it and
+  // takes less time; the choice rides in the link.
+  await setNumber('pp', 1);
+  await settle(() => document.querySelector('#error').hidden);
+  const a2a = await epRow();
+  assert.equal(await page.isVisible('#disp'), true);
+  await page.selectOption('#disp', 'deepep');
+  await settle(() => [...document.querySelectorAll('#comm tbody tr')].some((r) => /DeepEP/.test(r.textContent)));
+  assert.match(page.url(), /disp=deepep/);
+  const deepep = await epRow();
+  const seconds = (t) => parseFloat(t) * ({ s: 1, ms: 1e-3, 'µs': 1e-6 }[t.trim().split(/\s+/).pop()] ?? NaN);
+  assert.ok(seconds(deepep[5]) < seconds(a2a[5]), `${deepep[5]} < ${a2a[5]}`);
+  await page.selectOption('#disp', 'alltoall');
 });
 
 test('a MoE model\'s expert numbers are editable, and only a MoE model shows them', async () => {
