@@ -73,14 +73,15 @@ FrameworkDefaults framework_defaults(const std::string& framework, const std::st
     const bool bridge = f.find("megatron-bridge") != std::string::npos;
     d.tp_comm_overlap = bridge || f.find("nemo") != std::string::npos;
     d.ep_comm_overlap = bridge && generation != "blackwell";
+    // DeepEP is DeepSeek's own (HAI-LLM). Everything else dispatches with NCCL's all-to-all unless told, as
+    // Megatron's alltoall does. Megatron-Bridge's configs name HybridEP for some models and GPUs (its
+    // Blackwell DeepSeek-V3 and Qwen3 ones), but taken as its Blackwell default the held-out
+    // Megatron-Bridge p90 rose from 41 to 59 % and the in-sample B200 runs moved further over
+    // (docs/validation.md, "The MoE dispatcher").
+    if (f.find("hai-llm") != std::string::npos) d.moe_dispatcher = Dispatcher::deepep;
     // Gradients in fp32: torchtitan's mixed_precision_reduce (float32, whatever the precision); with bf16
     // compute, DeepSpeed's BF16 optimizer and Megatron-LM's --accumulate-allreduce-grads-in-fp32 (set for
     // bf16 unless --grad-reduce-in-bf16). NeMo's and Megatron-Bridge's performance recipes reduce in bf16.
-    // DeepEP is DeepSeek's own (HAI-LLM). Everything else dispatches with NCCL's all-to-all unless told:
-    // Megatron's alltoall, Megatron-Bridge's Hopper configs. Its Blackwell DeepSeek-V3 and Qwen3 configs
-    // name HybridEP, but taken as their default the held-out Megatron-Bridge p90 rose from 41 to 59 % and
-    // the in-sample B200 runs moved further over (docs/validation.md, "Tried and not kept").
-    if (f.find("hai-llm") != std::string::npos) d.moe_dispatcher = Dispatcher::deepep;
     const bool recipe = bridge || f.find("nemo") != std::string::npos;
     const bool megatron_lm = framework_family(framework) == "megatron" && !recipe;
     if (f.find("torchtitan") != std::string::npos ||
