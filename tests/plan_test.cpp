@@ -287,6 +287,14 @@ TEST(Plan, DualPipeHidesTheExpertAllToAllUnderComputation) {
     const Plan a2a = evaluate(m, c, nccl);
     EXPECT_GT(ep(a2a).exposed_s, 1.0);
     EXPECT_LT(a2a.throughput.tokens_per_s_per_gpu, 0.8 * dual.throughput.tokens_per_s_per_gpu);
+    // The report says what the deduplicating kernels would take instead; with them chosen it does not.
+    auto says = [](const Plan& p) {
+        for (const std::string& f : plan_findings(p))
+            if (f.find("send it once per GPU and per node reached") != std::string::npos) return true;
+        return false;
+    };
+    EXPECT_TRUE(says(a2a));
+    EXPECT_FALSE(says(dual));
     l.schedule = Schedule::one_f_one_b;
     const Plan one = evaluate(m, c, l);
     EXPECT_DOUBLE_EQ(ep(one).exposed_s, ep(one).time_s);
