@@ -137,32 +137,32 @@ Efficiency default_efficiency(const std::string& generation) {
         e.fragmentation = 0.01225;
     }
     if (generation == "blackwell") {  // 64 runs
-        e.gemm_16 = 0.6317;
-        e.gemm_8 = 0.7986;
+        e.gemm_16 = 0.6345;
+        e.gemm_8 = 0.7997;
         e.gemm_4 = 0.5959;
-        e.gemm_half_dim = 1619;
-        e.moe = 0.8756;
-        e.attn = 0.343;
-        e.attn_half_seq = 4893;
-        e.scale_out_bw = 0.8004;
-        e.overlap_dp = 0.2417;
+        e.gemm_half_dim = 1648;
+        e.moe = 0.8702;
+        e.attn = 0.3246;
+        e.attn_half_seq = 4216;
+        e.scale_out_bw = 0.8003;
+        e.overlap_dp = 0.2419;
         e.a2a = 0.9999;
-        e.layer_overhead_s = 0.0002063;
+        e.layer_overhead_s = 0.0001725;
         e.reserve_bytes = 5.348e+09;
         e.fragmentation = 0.05666;
     }
     if (generation == "hopper") {  // 162 runs
-        e.gemm_16 = 0.8585;
-        e.gemm_8 = 0.8439;
+        e.gemm_16 = 0.848;
+        e.gemm_8 = 0.8237;
         e.gemm_4 = 0.55;
-        e.gemm_half_dim = 690.4;
-        e.moe = 0.7542;
-        e.attn = 0.2129;
-        e.attn_half_seq = 1575;
+        e.gemm_half_dim = 694.4;
+        e.moe = 0.7506;
+        e.attn = 0.1975;
+        e.attn_half_seq = 1252;
         e.scale_out_bw = 1;
-        e.overlap_dp = 0.0165;
-        e.a2a = 0.6263;
-        e.layer_overhead_s = 0.001363;
+        e.overlap_dp = 0.01445;
+        e.a2a = 0.6269;
+        e.layer_overhead_s = 0.001128;
         e.reserve_bytes = 1.811e+09;
         e.fragmentation = 0.01902;
     }

@@ -102,10 +102,10 @@ constexpr GpuRow kGpus[] = {
      "NVIDIA L40S datasheet: 48 GB GDDR6 with ECC (46,068 MiB usable with ECC on), 864 GB/s, 362 TF bf16 and "
      "733 TF fp8 dense; no NVLink: PCIe Gen4 x16 32 GB/s each way; one 200 Gb/s NIC per GPU assumed. Provisional", 142},
     {"h100-sxm", "NVIDIA H100 SXM5 80GB", "hopper", 85.9, 85.52, 3.35, 989, 1979, 0, 450, 50, true, 8, 8, "[S10, S14]", 132},
-    {"h100-sxm-96g", "NVIDIA H100 96GB HBM2e (Grand Teton, 500 W)", "hopper", 96, 96, 2.4, 800, 1600, 0, 450, 50,
+    {"h100-sxm-96g", "NVIDIA H100 96GB HBM2e (Grand Teton, 500 W)", "hopper", 96, 96, 2.4, 912, 1824, 0, 450, 50,
      true, 8, 8,
-     "torchtitan docs/performance.md: 96 GB HBM2e, 2.4 TB/s, 500 W power limit; 'peak between SXM (989) and NVL "
-     "(835)': 800 TF assumed for a 500 W sustained clock", 132},
+     "torchtitan docs/performance.md and paper: 96 GB HBM2e, 2.4 TB/s, lower TDP; 'the actual peak TFLOPs should be "
+     "between SXM (989) and NVL (835)': the middle of that, 912 TF", 132},
     {"h200", "NVIDIA H200 SXM 141GB", "hopper", 150.76, 150.76, 4.8, 989, 1979, 0, 450, 50, true, 8, 8, "[S10, S25, S45]", 132},
     {"h800", "NVIDIA H800 SXM 80GB", "hopper", 85.9, 85.52, 3.35, 989, 1979, 0, 200, 50, true, 8, 8, "[S26, S27]", 132},
     {"b200", "NVIDIA B200 (DGX B200)", "blackwell", 192, 180, 8.0, 2250, 4500, 9000, 900, 50, true, 8, 8,
