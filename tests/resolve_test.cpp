@@ -136,6 +136,17 @@ TEST(Resolve, FrameworkBringsItsDefaultsAndRecomputeLayersNeedFull) {
     h.moe_dispatcher = "nccl";
     EXPECT_EQ(error_of([&] { apply_overrides(llama70b_on(128), h, Naming::flags); }),
               "--moe-dispatcher: expected one of alltoall, deepep, hybridep, got \"nccl\"");
+    // Megatron-LM keeps fp32 gradients with bf16, 16-bit ones with fp16: --precision moves a default
+    // gradient dtype with it, and --grad-dtype beside it still wins.
+    Overrides mp;
+    mp.framework = "Megatron-LM";
+    EXPECT_EQ(apply_overrides(llama70b_on(128), mp, Naming::flags).layout.grad_dtype, GradDtype::fp32);
+    Case megatron = apply_overrides(llama70b_on(128), mp, Naming::flags);
+    Overrides fp16;
+    fp16.precision = "fp16";
+    EXPECT_EQ(apply_overrides(megatron, fp16, Naming::flags).layout.grad_dtype, GradDtype::bf16);
+    fp16.grad_dtype = "fp32";
+    EXPECT_EQ(apply_overrides(megatron, fp16, Naming::flags).layout.grad_dtype, GradDtype::fp32);
     // torchtitan reduces gradients in fp32; --grad-dtype beside the framework wins.
     Overrides t;
     t.framework = "torchtitan";

@@ -121,7 +121,14 @@ Case apply_overrides(Case c, const Overrides& o, Naming n) {
         derive_dp(l, c.cluster, override_name("dp", n));
     }
     if (!o.recompute.empty()) l.recompute = named<Recompute>(o.recompute, "recompute", n);
-    if (!o.precision.empty()) l.precision = named<Precision>(o.precision, "precision", n);
+    if (!o.precision.empty()) {
+        // A gradient dtype that was the framework's default for the old precision follows the new one
+        // (Megatron-LM: fp32 with bf16, 16-bit with fp16); one set otherwise stays.
+        const std::string& gen = c.cluster.gpu.generation;
+        const GradDtype was = framework_defaults(l.framework, gen, l.precision).grad_dtype;
+        l.precision = named<Precision>(o.precision, "precision", n);
+        if (l.grad_dtype == was) l.grad_dtype = framework_defaults(l.framework, gen, l.precision).grad_dtype;
+    }
     if (!o.grad_dtype.empty()) l.grad_dtype = named<GradDtype>(o.grad_dtype, "grad_dtype", n);
     if (!o.schedule.empty()) l.schedule = named<Schedule>(o.schedule, "schedule", n);
     else if (o.vpp && *o.vpp > 1) l.schedule = Schedule::interleaved;
