@@ -113,35 +113,36 @@ TEST(Resolve, DerivationsFollowTheOverrides) {
 // A framework named on top of a case brings its ways (framework_defaults); a flag given beside it wins.
 // recompute_layers and recompute_method go with full recomputation only, and are no search pins.
 TEST(Resolve, FrameworkBringsItsDefaultsAndRecomputeLayersNeedFull) {
+    // What a set of flags makes of Llama 3 70B on 128 GPUs.
+    const auto resolved = [](const Overrides& o) { return apply_overrides(llama70b_on(128), o, Naming::flags).layout; };
     Overrides o;
     o.framework = "nanotron";
-    const Layout nano = apply_overrides(llama70b_on(128), o, Naming::flags).layout;
+    const Layout nano = resolved(o);
     EXPECT_EQ(nano.kernels, Kernels::eager);
     EXPECT_EQ(nano.stage_split, StageSplit::cost);
     EXPECT_EQ(nano.grad_buckets, GradBuckets::copies);
     o.stage_split = "even";
-    EXPECT_EQ(apply_overrides(llama70b_on(128), o, Naming::flags).layout.stage_split, StageSplit::even);
+    EXPECT_EQ(resolved(o).stage_split, StageSplit::even);
     // The attention kernel too: NeMo brings cuDNN's fused kernel, and --attention-kernel beside it wins.
     Overrides a;
     a.framework = "NeMo";
-    EXPECT_EQ(apply_overrides(llama70b_on(128), a, Naming::flags).layout.attention_kernel, AttentionKernel::fused);
+    EXPECT_EQ(resolved(a).attention_kernel, AttentionKernel::fused);
     a.attention_kernel = "flash";
-    EXPECT_EQ(apply_overrides(llama70b_on(128), a, Naming::flags).layout.attention_kernel, AttentionKernel::flash);
+    EXPECT_EQ(resolved(a).attention_kernel, AttentionKernel::flash);
     // HAI-LLM dispatches with DeepEP; --moe-dispatcher beside it wins.
     Overrides h;
     h.framework = "HAI-LLM";
-    EXPECT_EQ(apply_overrides(llama70b_on(128), h, Naming::flags).layout.moe_dispatcher, Dispatcher::deepep);
+    EXPECT_EQ(resolved(h).moe_dispatcher, Dispatcher::deepep);
     h.moe_dispatcher = "hybridep";
-    EXPECT_EQ(apply_overrides(llama70b_on(128), h, Naming::flags).layout.moe_dispatcher, Dispatcher::hybridep);
+    EXPECT_EQ(resolved(h).moe_dispatcher, Dispatcher::hybridep);
     h.moe_dispatcher = "nccl";
-    EXPECT_EQ(error_of([&] { apply_overrides(llama70b_on(128), h, Naming::flags); }),
-              "--moe-dispatcher: expected one of alltoall, deepep, hybridep, got \"nccl\"");
+    EXPECT_EQ(error_of([&] { resolved(h); }), "--moe-dispatcher: expected one of alltoall, deepep, hybridep, got \"nccl\"");
     // Megatron-LM keeps fp32 gradients with bf16, 16-bit ones with fp16: --precision moves a default
     // gradient dtype with it, and --grad-dtype beside it still wins.
     Overrides mp;
     mp.framework = "Megatron-LM";
-    EXPECT_EQ(apply_overrides(llama70b_on(128), mp, Naming::flags).layout.grad_dtype, GradDtype::fp32);
-    Case megatron = apply_overrides(llama70b_on(128), mp, Naming::flags);
+    const Case megatron = apply_overrides(llama70b_on(128), mp, Naming::flags);
+    EXPECT_EQ(megatron.layout.grad_dtype, GradDtype::fp32);
     Overrides fp16;
     fp16.precision = "fp16";
     EXPECT_EQ(apply_overrides(megatron, fp16, Naming::flags).layout.grad_dtype, GradDtype::bf16);
@@ -150,22 +151,22 @@ TEST(Resolve, FrameworkBringsItsDefaultsAndRecomputeLayersNeedFull) {
     // torchtitan reduces gradients in fp32; --grad-dtype beside the framework wins.
     Overrides t;
     t.framework = "torchtitan";
-    EXPECT_EQ(apply_overrides(llama70b_on(128), t, Naming::flags).layout.grad_dtype, GradDtype::fp32);
+    EXPECT_EQ(resolved(t).grad_dtype, GradDtype::fp32);
     t.grad_dtype = "bf16";
-    EXPECT_EQ(apply_overrides(llama70b_on(128), t, Naming::flags).layout.grad_dtype, GradDtype::bf16);
+    EXPECT_EQ(resolved(t).grad_dtype, GradDtype::bf16);
     // Megatron-Bridge's recipes overlap TP and EP traffic; a flag beside the framework wins, and one
     // that cannot run is refused with Megatron's reason.
     Overrides b;
     b.framework = "Megatron-Bridge";
-    const Layout bridge = apply_overrides(llama70b_on(128), b, Naming::flags).layout;
+    const Layout bridge = resolved(b);
     EXPECT_TRUE(bridge.tp_comm_overlap);
     EXPECT_TRUE(bridge.ep_comm_overlap);
     b.tp_comm_overlap = "false";
-    EXPECT_FALSE(apply_overrides(llama70b_on(128), b, Naming::flags).layout.tp_comm_overlap);
+    EXPECT_FALSE(resolved(b).tp_comm_overlap);
     b.tp_comm_overlap = "true";
     b.sequence_parallel = "false";
     b.tp = 8;
-    EXPECT_EQ(error_of([&] { apply_overrides(llama70b_on(128), b, Naming::flags); }),
+    EXPECT_EQ(error_of([&] { resolved(b); }),
               "--tp-comm-overlap: expected only with sequence_parallel true (it overlaps SP's all-gathers and reduce-scatters)");
     Overrides e;
     e.ep = 2;

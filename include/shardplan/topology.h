@@ -45,5 +45,7 @@ int64_t axis_stride(const Layout& l, Axis a);
 std::vector<GroupPlacement> place_groups(const ClusterSpec& c, const Layout& l);
 /// The same into `out`, reusing its storage.
 void place_groups(const ClusterSpec& c, const Layout& l, std::vector<GroupPlacement>& out);
+/// The placement of axis `a` among `groups`, or nullptr where the layout has no such group.
+const GroupPlacement* find_group(const std::vector<GroupPlacement>& groups, Axis a);
 
 }  // namespace shardplan

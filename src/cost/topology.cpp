@@ -71,6 +71,12 @@ GroupPlacement combine(Axis axis, const GroupPlacement& a, const GroupPlacement&
 
 }  // namespace
 
+const GroupPlacement* find_group(const std::vector<GroupPlacement>& groups, Axis a) {
+    for (const GroupPlacement& g : groups)
+        if (g.axis == a) return &g;
+    return nullptr;
+}
+
 std::vector<GroupPlacement> place_groups(const ClusterSpec& c, const Layout& l) {
     std::vector<GroupPlacement> out;
     place_groups(c, l, out);

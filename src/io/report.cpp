@@ -10,6 +10,7 @@
 #include "shardplan/collectives.h"
 #include "shardplan/comm.h"
 #include "shardplan/io.h"
+#include "shardplan/topology.h"
 
 namespace shardplan {
 
@@ -153,8 +154,8 @@ std::vector<std::string> plan_findings(const Plan& p) {
         if (t.axis != Axis::ep || !p.model.moe || p.layout.moe_dispatcher != Dispatcher::alltoall || p.time.step_s <= 0 ||
             t.exposed_s < 0.05 * p.time.step_s)
             continue;
-        const auto g = std::find_if(p.groups.begin(), p.groups.end(), [](const GroupPlacement& x) { return x.axis == Axis::ep; });
-        if (g == p.groups.end()) continue;
+        const GroupPlacement* g = find_group(p.groups, Axis::ep);
+        if (!g) continue;
         Layout flex = p.layout;
         flex.moe_dispatcher = Dispatcher::deepep;
         const Fabric f = make_fabric(p.cluster);

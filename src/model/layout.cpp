@@ -58,8 +58,8 @@ FrameworkDefaults framework_defaults(const std::string& framework, const std::st
     for (char& ch : f) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
     FrameworkDefaults d;
     const bool nanotron = f.find("nanotron") != std::string::npos;
-    if (const std::string family = framework_family(framework);
-        (family == "megatron" && f.find("deepspeed") == std::string::npos) || family == "jax")
+    const std::string family = framework_family(framework);
+    if ((family == "megatron" && f.find("deepspeed") == std::string::npos) || family == "jax")
         d.attention = AttentionKernel::fused;
     if (nanotron || f.find("torchtitan") != std::string::npos) d.kernels = Kernels::eager;
     if (nanotron) {
@@ -71,7 +71,8 @@ FrameworkDefaults framework_defaults(const std::string& framework, const std::st
     // configs' moe_a2a_overlap (overlap_moe_expert_parallel_comm) defaults off and is set for H100
     // (scripts/performance/configs: DeepSeek-V3 and Qwen3-235B on H100), not for B200/GB200.
     const bool bridge = f.find("megatron-bridge") != std::string::npos;
-    d.tp_comm_overlap = bridge || f.find("nemo") != std::string::npos;
+    const bool recipe = bridge || f.find("nemo") != std::string::npos;  // NeMo's or Megatron-Bridge's recipes
+    d.tp_comm_overlap = recipe;
     d.ep_comm_overlap = bridge && generation != "blackwell";
     // DeepEP is DeepSeek's own (HAI-LLM). Everything else dispatches with NCCL's all-to-all unless told, as
     // Megatron's alltoall does. Megatron-Bridge's configs name HybridEP for some models and GPUs (its
@@ -82,8 +83,7 @@ FrameworkDefaults framework_defaults(const std::string& framework, const std::st
     // Gradients in fp32: torchtitan's mixed_precision_reduce (float32, whatever the precision); with bf16
     // compute, DeepSpeed's BF16 optimizer and Megatron-LM's --accumulate-allreduce-grads-in-fp32 (set for
     // bf16 unless --grad-reduce-in-bf16). NeMo's and Megatron-Bridge's performance recipes reduce in bf16.
-    const bool recipe = bridge || f.find("nemo") != std::string::npos;
-    const bool megatron_lm = framework_family(framework) == "megatron" && !recipe;
+    const bool megatron_lm = family == "megatron" && !recipe;
     if (f.find("torchtitan") != std::string::npos ||
         ((megatron_lm || f.find("deepspeed") != std::string::npos) && precision != Precision::fp16))
         d.grad_dtype = GradDtype::fp32;

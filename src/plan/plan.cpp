@@ -17,9 +17,8 @@ namespace shardplan {
 namespace {
 
 const GroupPlacement& group(const std::vector<GroupPlacement>& gs, Axis a) {
-    for (const GroupPlacement& g : gs)
-        if (g.axis == a) return g;
-    return gs.front();
+    const GroupPlacement* g = find_group(gs, a);
+    return g ? *g : gs.front();
 }
 
 CommTerm term(Axis axis, const Traffic& t, const GroupPlacement& g, int64_t calls, double exposed) {
