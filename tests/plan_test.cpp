@@ -326,13 +326,15 @@ TEST(Compute, TileAndWaveQuantization) {
 // Attention by kernel class: a fused Hopper-native kernel (cuDNN, FlashAttention-3) runs the same FLOPs
 // attn_fused = 1.6 × faster than FlashAttention-2 on H100 (FlashAttention-3 paper), the same on A100;
 // nothing else in the layer changes. Llama 3 8B, 8192 tokens: attention forward at η = attn · s/(s + half)
-// (· 1.6 fused), so the ratio of the two attention times is exactly 1.6 on Hopper and 1 on Ampere.
+// (· 1.6 fused), so the ratio of the two attention times is exactly 1.6 on Hopper and 1 on Ampere. (With
+// the host's launch cost at 0: the part of it that shows depends on the GPU time, below.)
 TEST(Compute, FusedAttentionRunsAttnFusedTimesFlashAttentionTwo) {
     const ModelSpec m = preset_model("llama3-8b");
     Layout l;
     l.seq_len = 8192;
     for (const char* cl : {"dgx-h100", "dgx-a100"}) {
-        const ClusterSpec c = preset_cluster(cl);
+        ClusterSpec c = preset_cluster(cl);
+        c.gpu.eff.layer_overhead_s = 0;
         l.attention_kernel = AttentionKernel::flash;
         const LayerWork flash = layer_work(m, c, l, false);
         l.attention_kernel = AttentionKernel::fused;
@@ -375,6 +377,34 @@ TEST(Compute, FusedAttentionRunsAttnFusedTimesFlashAttentionTwo) {
     EXPECT_EQ(framework_defaults("HAI-LLM").moe_dispatcher, Dispatcher::deepep);
     EXPECT_EQ(framework_defaults("Megatron-Bridge", "blackwell").moe_dispatcher, Dispatcher::alltoall);
     EXPECT_EQ(framework_defaults("").moe_dispatcher, Layout{}.moe_dispatcher);
+}
+
+// The host's launch cost h per layer and micro-batch (1/3 forward, 2/3 backward) shows as h²/(h + g)
+// beside a pass of GPU time g (docs/model.md §4). Forward with h = 3 ms: h/3 = 1 ms beside g, so
+// fwd = g + 1e-3²/(1e-3 + g). A 1-token layer (g ≈ 0) takes the whole millisecond; Llama 3 70B at 8k
+// tokens (g ≈ 0.1 s) keeps ≈ 1e-6/0.1 = 10 µs of it. Backward alike with 2 ms.
+TEST(Compute, HostLaunchCostShowsInFullOnTinyLayersAndFadesOnLargeOnes) {
+    ClusterSpec c = preset_cluster("dgx-h100");
+    ASSERT_DOUBLE_EQ(c.gpu.eff.layer_overhead_s, 3e-3);
+    ClusterSpec bare = c;
+    bare.gpu.eff.layer_overhead_s = 0;
+    for (const auto& [model, seq] : {std::pair{"llama3-70b", int64_t{8192}}, std::pair{"llama3-8b", int64_t{1}}}) {
+        const ModelSpec m = preset_model(model);
+        Layout l;
+        l.seq_len = seq;
+        const LayerWork with = layer_work(m, c, l, false), gpu = layer_work(m, bare, l, false);
+        EXPECT_NEAR(with.fwd_s, gpu.fwd_s + 1e-6 / (1e-3 + gpu.fwd_s), 1e-15) << model;
+        EXPECT_NEAR(with.bwd_s, gpu.bwd_s + 4e-6 / (2e-3 + gpu.bwd_s), 1e-15) << model;
+    }
+    Layout long_seq;
+    long_seq.seq_len = 8192;
+    const LayerWork big = layer_work(preset_model("llama3-70b"), c, long_seq, false);
+    const LayerWork big_gpu = layer_work(preset_model("llama3-70b"), bare, long_seq, false);
+    EXPECT_GT(big_gpu.fwd_s, 0.02);                     // a large layer ...
+    EXPECT_LT(big.fwd_s - big_gpu.fwd_s, 0.05e-3);      // ... hides all but a few µs of the host's time
+    Layout one;
+    one.seq_len = 1;
+    EXPECT_GT(layer_work(preset_model("llama3-8b"), c, one, false).fwd_s, 0.99e-3);  // a tiny one waits on it all
 }
 
 // Full recomputation replays each layer's forward with its 2 TP collectives; the block method only the

@@ -26,7 +26,8 @@ TEST(Validation, PublishedRunsStayWithinTheReachedBounds) {
     const ValidationReport r = validate_cases(read_cases(read_json_file(kCalibration, "calibration"), "calibration"));
     const ValidationSummary& s = r.summary;
     EXPECT_GE(s.predicted, 320);
-    // reached in sample: 5.1 % / 18.4 % (5.4 % / 18.3 % before the H100 96GB preset's peak; 5.3 % / 18.2 %
+    // reached in sample: 5.3 % / 17.7 % with the host's launch cost at its sourced 3 ms, shown in part
+    // (5.1 % / 18.4 % with it fitted and added in full; 5.4 % / 18.3 % before the H100 96GB preset's peak; 5.3 % / 18.2 %
     // before torchtitan's and Megatron-LM's gradients went fp32; 5.5 % / 18.3 % before Megatron-Bridge's EP overlap followed the GPU;
     // 5.3 % / 17.7 % before jobs were placed in equal segments per
     // scale-up domain, which took the in-sample ranking from 65 % to 80 %), with attention's two kernel
@@ -34,7 +35,7 @@ TEST(Validation, PublishedRunsStayWithinTheReachedBounds) {
     // 18.1 with only TP overlap as a layout setting, 5.9 / 18.8 with both overlaps as fitted shares, whose
     // fits sat at their bounds); the held-out figures, below, are the ones that matter (docs/validation.md).
     EXPECT_LE(s.median_abs_error, 0.056) << "median |error| of tokens/s per GPU";
-    EXPECT_LE(s.p90_abs_error, 0.19) << "90th percentile |error|";
+    EXPECT_LE(s.p90_abs_error, 0.18) << "90th percentile |error|";
     // The same-job ranking in sample: 80 % of 20 pairs (65 % while the GB200 jobs filled 72-GPU racks in
     // order and their EP groups crossed racks; held out it is 80 %, below).
     EXPECT_GE(s.ranking.share(), 0.80);
@@ -54,15 +55,20 @@ TEST(Validation, PublishedRunsStayWithinTheReachedBounds) {
 }
 
 // vTrain's 1,440 single-node A100 runs were never fitted on: they test the ranking and the 80 % ranges
-// on unseen runs. Reached: 96 % of 46,421 same-job pairs ordered as measured; 67 % of the runs inside
-// their plan's range (34 % while the bands were centred on each class's held-out bias).
+// on unseen runs. Reached: 96 % of 46,421 same-job pairs ordered as measured; 90 % of the runs inside
+// their plan's range, now that it carries the host launch cost's uncertainty (39 % without it, since the
+// A100 bands narrowed with the refit; 67 % before; 34 % while the bands were centred on each class's
+// held-out bias). Median 14.6 %, p90 27.2 % (15.1 %, 66.4 % with the host's cost fitted and added in full).
+// The range's coverage is held between 70 and 92 %: wider bands would be as wrong as narrower ones.
 TEST(Validation, VTrainRankingAndRangesStayWithinTheReachedBounds) {
     const std::string file = shardplan::testing::shared_path("validation/vtrain_single_node.json");
     SHARDPLAN_REQUIRE_SHARED(file);
     const ValidationReport r = validate_cases(read_cases(read_json_file(file, "vtrain"), "vtrain"));
     ASSERT_GE(r.summary.predicted, 1400);
     EXPECT_GE(r.summary.ranking.share(), 0.95);
-    EXPECT_GE(double(r.summary.in_range) / double(r.summary.predicted), 0.65);
+    EXPECT_GE(double(r.summary.in_range) / double(r.summary.predicted), 0.70);
+    EXPECT_LE(double(r.summary.in_range) / double(r.summary.predicted), 0.92);
+    EXPECT_LE(r.summary.p90_abs_error, 0.30);
 }
 
 TEST(Validation, UltraScaleReservedMemoryStaysWithinTheReachedBound) {
@@ -79,8 +85,9 @@ TEST(Validation, UltraScaleReservedMemoryStaysWithinTheReachedBound) {
     EXPECT_GE(r.summary.memory.count, 1100);
     EXPECT_LE(r.summary.memory.median_abs_error, 0.135);
     EXPECT_GE(r.summary.memory.mean_signed_error, -0.16);
-    EXPECT_GE(r.summary.ranking.share(), 0.80);  // 80.3 % of its 50,932 pairs (81 % before the H100 96GB preset's
-                                                 // peak moved Hopper's refit; 75.9 % before attention's kernel classes)
+    // 81.7 % of its 50,932 pairs (80.3 % with the host's launch cost fitted and added in full, 81 % before
+    // the H100 96GB preset's peak moved Hopper's refit; 75.9 % before attention's kernel classes).
+    EXPECT_GE(r.summary.ranking.share(), 0.81);
 }
 
 TEST(Validation, MeasuredPartIsNeverReadWhilePredicting) {
@@ -210,7 +217,8 @@ TEST(Validation, RankingCountsSameJobPairsMoreThanFivePercentApart) {
 }
 
 // The headline figure: each source of calibration.json predicted with constants fitted on the others.
-// Reached: median 10.3 %, p90 31.5 %, ranking 80 % of 20 pairs (11.1 %, 35.4 % before the H100 96GB
+// Reached: median 8.4 %, p90 31.2 %, ranking 80 % of 20 pairs with the host's launch cost at its sourced
+// 3 ms and shown in part (10.3 %, 31.5 % with it fitted and added in full; 11.1 %, 35.4 % before the H100 96GB
 // preset took the middle of its source's peak range; 10.7 % before torchtitan's and Megatron-LM's
 // gradients went fp32, doubling their DP bytes), with Megatron-Bridge's EP overlap on
 // Hopper only, as its configs set it (10.8 %, 41.4 % with it everywhere), jobs placed in equal segments
@@ -221,8 +229,8 @@ TEST(Validation, RankingCountsSameJobPairsMoreThanFivePercentApart) {
 TEST(Validation, LeaveOneSourceOutStaysWithinTheReachedBounds) {
     SHARDPLAN_REQUIRE_SHARED(kCalibration);
     const LeaveOneSourceOut l = leave_one_source_out(read_cases(read_json_file(kCalibration, "calibration"), "calibration").cases);
-    EXPECT_LE(l.throughput.median_abs_error, 0.108);
-    EXPECT_LE(l.throughput.p90_abs_error, 0.33);
+    EXPECT_LE(l.throughput.median_abs_error, 0.086);
+    EXPECT_LE(l.throughput.p90_abs_error, 0.32);
     EXPECT_GE(l.ranking.share(), 0.80);
 }
 
@@ -318,6 +326,57 @@ TEST(Ranges, TheMostSpecificBandWithEnoughRuns) {
     EXPECT_EQ(framework_family("torchtitan (PyTorch FSDP2/DTensor)"), "fsdp");
     EXPECT_EQ(framework_family("MaxText (JAX)"), "jax");
     EXPECT_EQ(framework_family(""), "");
+}
+
+// A plan's range also carries the host launch cost's uncertainty (docs/model.md §4): planned again with
+// it a quarter and three quarters of the way across its plausible range (1.5 and 3 ms of 0.75-3.75), each
+// side of the band widens by that side's shift in log ratio, added in quadrature. 3 ms is the value the
+// plan uses, so only the fast side moves. Llama 3 70B at 8k on 64 H100 hides the host's time under large
+// layers (range = the class band); a 1-layer, h 1024 model at micro-batch 1 and 1k tokens waits on it.
+TEST(Ranges, HostLaunchCostWidensTheRangeWhereItSetsThePace) {
+    const Constant* host = find_constant("layer_overhead_us");
+    ASSERT_TRUE(host && !host->fitted);
+    ClusterSpec c = preset_cluster("dgx-h100");
+    c.gpus = 64;
+    Layout big;
+    big.tp = 8;
+    big.dp = 8;
+    big.seq_len = 8192;
+    big.global_batch = 64;
+    big.framework = "Megatron-LM";
+    const Plan p = evaluate(preset_model("llama3-70b"), c, big);
+    const ThroughputRange band = throughput_range(p.throughput.tokens_per_s_per_gpu, false, "hopper", "megatron");
+    EXPECT_NEAR(p.throughput.range.low / band.low, 1.0, 0.01);
+    EXPECT_NEAR(p.throughput.range.high / band.high, 1.0, 0.01);
+
+    ModelSpec tiny = preset_model("llama3-8b");
+    tiny.layers = 1;
+    tiny.hidden = 1024;
+    tiny.heads = 8;
+    tiny.kv_heads = 8;
+    tiny.head_dim = 128;
+    tiny.ffn_hidden = 4096;
+    tiny.vocab = 1024;
+    c.gpus = 8;
+    Layout small;
+    small.tp = 8;
+    small.seq_len = 1024;
+    small.framework = "Megatron-LM";
+    const Plan q = evaluate(tiny, c, small);
+    const double P = q.throughput.tokens_per_s_per_gpu;
+    const ThroughputRange plain = throughput_range(P, false, "hopper", "megatron");
+    const double w = std::log(plain.high / P);
+    double at[2];
+    for (int i = 0; i < 2; ++i) {
+        ClusterSpec alt = c;
+        host->from_json(alt.gpu.eff, host->fit_lo + (i ? 0.75 : 0.25) * (host->fit_hi - host->fit_lo));
+        at[i] = evaluate(tiny, alt, small).throughput.tokens_per_s_per_gpu;
+    }
+    ASSERT_GT(at[0], P * 1.05);    // 1.5 ms: faster
+    ASSERT_DOUBLE_EQ(at[1], P);    // 3 ms: the plan itself
+    EXPECT_NEAR(q.throughput.range.high, P * std::exp(std::hypot(w, std::log(at[0] / P))), 1e-6 * P);
+    EXPECT_NEAR(q.throughput.range.low, plain.low, 1e-6 * P);
+    EXPECT_NE(q.throughput.range.basis.find("host launch cost"), std::string::npos);
 }
 
 // Measured memory is compared with the predicted figure of its kind (allocated < reserved < device).

@@ -124,6 +124,16 @@ void mlp_gemms(LayerParts& x, double tokens, double ffn_local, double in_local, 
     if (replay_all || replay_act) x.replay_elems += act;
 }
 
+/// A pass of a layer whose kernels take `gpu_s` on the GPU and `host_s` to issue (docs/model.md §4): the
+/// host's launches run ahead of the GPU, so only part of their time shows. All of it when the GPU's work
+/// is short (it waits on each launch: vTrain's smallest A100 layers never beat 3.6 ms per layer and
+/// micro-batch, recompute included); a share host/(host + gpu) of it as the work grows and the launch
+/// queue fills, vanishing on large layers. A floor (the longer of the two) and a plain sum were tried
+/// and fit worse (docs/validation.md, "The host's launch cost").
+double with_host_s(double gpu_s, double host_s) {
+    return host_s > 0 ? gpu_s + host_s * host_s / (host_s + gpu_s) : gpu_s;
+}
+
 /// The MLP: dense, or router + shared experts + routed experts of a MoE layer.
 void mlp_block(LayerParts& x, bool moe_layer) {
     const ModelSpec& m = x.m;
@@ -189,10 +199,10 @@ LayerWork layer_work(const ModelSpec& m, const ClusterSpec& c, const Layout& l, 
     LayerWork w;
     w.attn_fwd_s = attn_fwd_s;
     w.gemm_fwd_s = g.time_s;
-    w.fwd_s = g.time_s + attn_fwd_s + elem_s + overhead / 3.0;
+    w.fwd_s = with_host_s(g.time_s + attn_fwd_s + elem_s, overhead / 3.0);
     // Backward: input- and weight-gradient GEMMs (2 × forward), attention backward, element-wise × 2.
     w.wgrad_s = g.time_s;
-    w.bwd_s = 2.0 * g.time_s + kAttnBwdFactor * attn_fwd_s + 2.0 * elem_s + 2.0 * overhead / 3.0;
+    w.bwd_s = with_host_s(2.0 * g.time_s + kAttnBwdFactor * attn_fwd_s + 2.0 * elem_s, 2.0 * overhead / 3.0);
     w.model_flops = 3.0 * (g.flops + attn_flops);
     switch (l.recompute) {
         case Recompute::full:

@@ -81,8 +81,12 @@ const std::vector<Constant>& efficiency_constants() {
         {"overlap_cp", &Efficiency::overlap_cp, "overlap_cp", S::one, "fraction", 0, 1, 0.0, 1.0, false,
          "share of CP ring traffic hidden under block attention",
          "ring attention overlaps each K/V step with the previous block's attention (Megatron-Core CP)"},
-        {"layer_overhead_us", &Efficiency::layer_overhead_s, "layer_overhead_s", S::micro, "µs", 0, 1e6, 0, 2000, true,
-         "fixed host and kernel-launch cost per layer per micro-batch (forward + backward)", kFitted},
+        {"layer_overhead_us", &Efficiency::layer_overhead_s, "layer_overhead_s", S::micro, "µs", 0, 1e6, 750, 3750, false,
+         "host time to issue one layer's kernels per micro-batch (forward + backward; shows in part, docs/model.md §4)",
+         "about 150 kernels a layer forward and backward (some 50 ops forward, twice that for autograd) at 5-25 µs "
+         "of CPU dispatch each in PyTorch: 0.75-3.75 ms; 3 ms, the floor of vTrain's smallest A100 layers "
+         "(3.6 ms per layer and micro-batch with full recompute); not fitted (calibration.json's layers are too "
+         "large to tell it apart from GEMM efficiency)"},
         {"reserve_gb", &Efficiency::reserve_bytes, "reserve_bytes", S::giga, "GB", 0, 1e4, 0.5, 12, true,
          "CUDA context, NCCL buffers and allocator slack per GPU",
          "CUDA context 0.5-1 GB, NCCL buffers per communicator; fitted on measured memory"},

@@ -122,47 +122,44 @@ Efficiency default_efficiency(const std::string& generation) {
     Efficiency e;
     // FITTED-BEGIN (tools/fit_defaults.py: shardplan calibrate calibration.json --per-generation)
     if (generation == "ampere") {  // 98 runs
-        e.gemm_16 = 0.7753;
+        e.gemm_16 = 0.7695;
         e.gemm_8 = 0.65;
         e.gemm_4 = 0.55;
-        e.gemm_half_dim = 199.8;
+        e.gemm_half_dim = 231.6;
         e.moe = 0.6;
-        e.attn = 0.3103;
-        e.attn_half_seq = 74.91;
+        e.attn = 0.3095;
+        e.attn_half_seq = 96.09;
         e.scale_out_bw = 1;
-        e.overlap_dp = 0.724;
+        e.overlap_dp = 0.708;
         e.a2a = 0.6;
-        e.layer_overhead_s = 0.001086;
         e.reserve_bytes = 1.271e+09;
         e.fragmentation = 0.01225;
     }
     if (generation == "blackwell") {  // 64 runs
-        e.gemm_16 = 0.6345;
-        e.gemm_8 = 0.7997;
+        e.gemm_16 = 0.6684;
+        e.gemm_8 = 0.8221;
         e.gemm_4 = 0.5959;
-        e.gemm_half_dim = 1648;
-        e.moe = 0.8702;
-        e.attn = 0.3246;
-        e.attn_half_seq = 4216;
-        e.scale_out_bw = 0.8003;
-        e.overlap_dp = 0.2419;
+        e.gemm_half_dim = 1787;
+        e.moe = 0.8239;
+        e.attn = 0.3302;
+        e.attn_half_seq = 2797;
+        e.scale_out_bw = 0.7983;
+        e.overlap_dp = 0.2224;
         e.a2a = 0.9999;
-        e.layer_overhead_s = 0.0001725;
         e.reserve_bytes = 5.348e+09;
         e.fragmentation = 0.05666;
     }
     if (generation == "hopper") {  // 162 runs
-        e.gemm_16 = 0.848;
-        e.gemm_8 = 0.8237;
+        e.gemm_16 = 0.8233;
+        e.gemm_8 = 0.7953;
         e.gemm_4 = 0.55;
-        e.gemm_half_dim = 694.4;
-        e.moe = 0.7506;
-        e.attn = 0.1975;
-        e.attn_half_seq = 1252;
+        e.gemm_half_dim = 723;
+        e.moe = 0.7484;
+        e.attn = 0.1977;
+        e.attn_half_seq = 1314;
         e.scale_out_bw = 1;
-        e.overlap_dp = 0.01445;
-        e.a2a = 0.6269;
-        e.layer_overhead_s = 0.001128;
+        e.overlap_dp = 0.01717;
+        e.a2a = 0.6286;
         e.reserve_bytes = 1.811e+09;
         e.fragmentation = 0.01902;
     }
