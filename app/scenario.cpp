@@ -36,11 +36,14 @@ void add_scenario_flags(CLI::App& cmd, ScenarioFlags& f, bool with_degrees, bool
         cmd.add_option("--kernels", f.kernels, "fused | eager (PyTorch ops one by one, as torchtitan and nanotron run them)");
         cmd.add_option("--framework", f.framework,
                        "The framework that runs it (Megatron-LM, torchtitan, nanotron, ...): its defaults for --kernels, "
-                       "--stage-split, --grad-buckets, --tp-comm-overlap and --ep-comm-overlap");
+                       "--stage-split, --grad-buckets, --allocator, --tp-comm-overlap and --ep-comm-overlap");
         cmd.add_option("--stage-split", f.stage_split,
                        "even | cost (nanotron: stages take layers until their compute cost, LM head included, passes their share)");
         cmd.add_option("--grad-buckets", f.grad_buckets,
                        "views | copies (PyTorch DDP's buckets hold a second copy of the gradients, as nanotron runs it)");
+        cmd.add_option("--allocator", f.allocator,
+                       "classic | expandable (PyTorch's expandable_segments, as torchtitan launches: the caching allocator "
+                       "holds almost nothing beyond what is allocated; default: the framework's)");
         cmd.add_option("--dropout", f.dropout, "true | false (default false: dropout masks kept for the backward)");
         cmd.add_option("--tp-comm-overlap", f.tp_comm_overlap,
                        "true | false: TP's SP collectives run under the GEMMs beside them (Megatron --tp-comm-overlap; "
@@ -79,6 +82,7 @@ Case resolve_base(const ScenarioFlags& f) {
     base.stage_split = f.stage_split;
     base.framework = f.framework;
     base.grad_buckets = f.grad_buckets;
+    base.allocator = f.allocator;
     base.dropout = f.dropout;
     base.tp_comm_overlap = f.tp_comm_overlap;
     base.ep_comm_overlap = f.ep_comm_overlap;

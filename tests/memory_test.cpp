@@ -380,6 +380,37 @@ TEST(Memory, DdpBucketCopiesAddTheGradientsOnceMoreWhenThereIsDataParallelism) {
     EXPECT_DOUBLE_EQ(stage_memory(m, c, l, s, 1.0).grads_bytes, fsdp.grads_bytes);
 }
 
+// The classic caching allocator holds fragmentation (0.2) × activations on top of them; expandable
+// segments hold none (torchtitan's default). Llama 3 8B, one micro-batch in flight on one H100: the
+// reserved figure exceeds allocated by exactly 0.2 × activations, or not at all. The cache yields to
+// allocations: trimmed to usable HBM less allocated and runtime, and never below zero.
+TEST(Memory, AllocatorCacheIsClassicFragmentationAndYieldsToAllocations) {
+    const ModelSpec m = preset_model("llama3-8b");
+    const ClusterSpec c = preset_cluster("dgx-h100");
+    ASSERT_DOUBLE_EQ(c.gpu.eff.fragmentation, 0.2);
+    Layout l;
+    const Stage s = whole(m);
+    const MemoryBreakdown classic = stage_memory(m, c, l, s, 1.0);
+    EXPECT_NEAR(classic.reserved_bytes() - classic.allocated_bytes(), 0.2 * classic.activations_bytes, 1.0);
+    l.allocator = Allocator::expandable;
+    const MemoryBreakdown expandable = stage_memory(m, c, l, s, 1.0);
+    EXPECT_DOUBLE_EQ(expandable.reserved_bytes(), expandable.allocated_bytes());
+    EXPECT_DOUBLE_EQ(expandable.allocated_bytes(), classic.allocated_bytes());
+
+    MemoryBreakdown b;
+    b.weights_bytes = 60e9;
+    b.runtime_bytes = 2e9;
+    b.add_activations(20e9, 0.2);  // 4 GB of cache: allocated 80, device 86
+    b.trim_cache(85e9);            // 3 GB left above allocated and runtime
+    EXPECT_DOUBLE_EQ(b.allocator_bytes, 3e9);
+    EXPECT_DOUBLE_EQ(b.device_bytes(), 85e9);
+    b.trim_cache(90e9);  // trimming never grows it back
+    EXPECT_DOUBLE_EQ(b.allocator_bytes, 3e9);
+    b.trim_cache(70e9);  // allocations alone do not fit: no cache, device = allocated + runtime
+    EXPECT_DOUBLE_EQ(b.allocator_bytes, 0.0);
+    EXPECT_DOUBLE_EQ(b.device_bytes(), 82e9);
+}
+
 // Sequence parallelism keeps two full-sequence buffers for the all-gathers of the column-parallel GEMMs'
 // inputs (forward and backward): 2 · 2 B · T · h = 4 · 4096 · 4096 = 67,108,864 B for Llama 3 8B at
 // T = 4096, whatever tp is; none without sequence parallelism.

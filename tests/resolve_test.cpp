@@ -137,6 +137,15 @@ TEST(Resolve, FrameworkBringsItsDefaultsAndRecomputeLayersNeedFull) {
     EXPECT_EQ(resolved(h).moe_dispatcher, Dispatcher::hybridep);
     h.moe_dispatcher = "nccl";
     EXPECT_EQ(error_of([&] { resolved(h); }), "--moe-dispatcher: expected one of alltoall, deepep, hybridep, got \"nccl\"");
+    // torchtitan launches with expandable segments; elsewhere the classic allocator; --allocator wins.
+    Overrides tt;
+    tt.framework = "torchtitan";
+    EXPECT_EQ(resolved(tt).allocator, Allocator::expandable);
+    EXPECT_EQ(nano.allocator, Allocator::classic);
+    tt.allocator = "classic";
+    EXPECT_EQ(resolved(tt).allocator, Allocator::classic);
+    tt.allocator = "pooled";
+    EXPECT_EQ(error_of([&] { resolved(tt); }), "--allocator: expected one of classic, expandable, got \"pooled\"");
     // Megatron-LM keeps fp32 gradients with bf16, 16-bit ones with fp16: --precision moves a default
     // gradient dtype with it, and --grad-dtype beside it still wins.
     Overrides mp;

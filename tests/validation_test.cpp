@@ -26,7 +26,8 @@ TEST(Validation, PublishedRunsStayWithinTheReachedBounds) {
     const ValidationReport r = validate_cases(read_cases(read_json_file(kCalibration, "calibration"), "calibration"));
     const ValidationSummary& s = r.summary;
     EXPECT_GE(s.predicted, 320);
-    // reached in sample: 5.3 % / 17.7 % with the host's launch cost at its sourced 3 ms, shown in part
+    // reached in sample: 5.2 % / 17.8 % since the allocator's cache yields to allocations (fewer runs need
+    // an assumed recomputation to fit); 5.3 % / 17.7 % with the host's launch cost at its sourced 3 ms, shown in part
     // (5.1 % / 18.4 % with it fitted and added in full; 5.4 % / 18.3 % before the H100 96GB preset's peak; 5.3 % / 18.2 %
     // before torchtitan's and Megatron-LM's gradients went fp32; 5.5 % / 18.3 % before Megatron-Bridge's EP overlap followed the GPU;
     // 5.3 % / 17.7 % before jobs were placed in equal segments per
@@ -39,13 +40,15 @@ TEST(Validation, PublishedRunsStayWithinTheReachedBounds) {
     // The same-job ranking in sample: 80 % of 20 pairs (65 % while the GB200 jobs filled 72-GPU racks in
     // order and their EP groups crossed racks; held out it is 80 %, below).
     EXPECT_GE(s.ranking.share(), 0.80);
-    // reached: 8 of 340 (2.4 %): six long-context Qwen3-235B runs; since gradients follow each framework's
+    // reached: 7 of 340 (2.1 %): torchtitan's compile + Float8 run fits since its expandable segments hold
+    // no allocator cache. Before, 8 of 340 (2.4 %): six long-context Qwen3-235B runs; since gradients follow each framework's
     // dtype (fp32 for Megatron-LM with bf16 and for torchtitan), the DeepSeek-V3 GB200 baseline, whose
     // Megatron-MoE-ModelZoo script offloads the optimizer states (--offload-optimizer-states, a setting the
     // case does not state), and torchtitan's FSDP + torch.compile + Float8 run on 8 GPUs, 1.3 GB over
     // (compile's fusion is not modelled: torchtitan's compiled runs are predicted 12-16 % over). 6 before.
-    EXPECT_LE(double(s.false_oom) / double(s.cases), 0.024) << "runs predicted not to fit although they ran";
-    // reached: 14.6 % on 10 torchtitan runs, against the predicted reserved figure (20.3 % before their
+    EXPECT_LE(double(s.false_oom) / double(s.cases), 0.021) << "runs predicted not to fit although they ran";
+    // reached: 14.1 % on 10 torchtitan runs, against the predicted reserved figure, with no allocator cache
+    // under their expandable segments (14.6 % with a fitted 1.9 % of activations; 20.3 % before their
     // gradients were fp32, as torchtitan reduces and FSDP2 accumulates them; 32.7 % before eager kernels,
     // 22.5 % before the sequence-parallel gather buffers and a layer's backward at the peak).
     EXPECT_LE(s.memory.median_abs_error, 0.15) << "memory model against measured peaks";
@@ -72,8 +75,10 @@ TEST(Validation, VTrainRankingAndRangesStayWithinTheReachedBounds) {
 }
 
 TEST(Validation, UltraScaleReservedMemoryStaysWithinTheReachedBound) {
-    // 1,170 nanotron runs with measured reserved memory (never fitted on). Reached: median 13.1 %, mean
-    // signed −15.6 % (12.4 % and −14.8 % before the refit with tile and wave quantization lowered
+    // 1,170 nanotron runs with measured reserved memory. Reached: median 8.3 %, mean signed −6.9 %, 35 %
+    // of them more than 10 % under, with the classic allocator's cache at 0.2 of the activations (a
+    // constant these runs chose: they are in sample for it; docs/model.md §2.5) and trimmed to usable HBM
+    // (13.1 %, −15.6 % and 62 % with 0.019 fitted on torchtitan's expandable-segment runs; 12.4 % and −14.8 % before the refit with tile and wave quantization lowered
     // Hopper's fitted fragmentation from 0.035 to 0.019; 13.3 % and −15.7 % without a layer's backward at the peak; 30.3 % and −29.7 % before nanotron's cost-balanced stage split, DDP's bucket copies
     // and the sequence-parallel gather buffers; 39.6 % and −40 % before eager kernels; docs/validation.md
     // "Memory"). The ranking of its same-job pairs: 75.9 % now that TP traffic is exposed unless the
@@ -83,8 +88,9 @@ TEST(Validation, UltraScaleReservedMemoryStaysWithinTheReachedBound) {
     SHARDPLAN_REQUIRE_SHARED(file);
     const ValidationReport r = validate_cases(read_cases(read_json_file(file, "ultrascale"), "ultrascale"));
     EXPECT_GE(r.summary.memory.count, 1100);
-    EXPECT_LE(r.summary.memory.median_abs_error, 0.135);
-    EXPECT_GE(r.summary.memory.mean_signed_error, -0.16);
+    EXPECT_LE(r.summary.memory.median_abs_error, 0.085);
+    EXPECT_GE(r.summary.memory.mean_signed_error, -0.075);
+    EXPECT_LE(double(r.summary.memory_under_10) / double(r.summary.memory.count), 0.36);
     // 81.7 % of its 50,932 pairs (80.3 % with the host's launch cost fitted and added in full, 81 % before
     // the H100 96GB preset's peak moved Hopper's refit; 75.9 % before attention's kernel classes).
     EXPECT_GE(r.summary.ranking.share(), 0.81);
@@ -217,8 +223,10 @@ TEST(Validation, RankingCountsSameJobPairsMoreThanFivePercentApart) {
 }
 
 // The headline figure: each source of calibration.json predicted with constants fitted on the others.
-// Reached: median 8.4 %, p90 31.2 %, ranking 80 % of 20 pairs with the host's launch cost at its sourced
-// 3 ms and shown in part (10.3 %, 31.5 % with it fitted and added in full; 11.1 %, 35.4 % before the H100 96GB
+// Reached: median 8.3 %, p90 30.4 %, ranking 75 % of 20 pairs since the allocator's cache yields to
+// allocations (a run whose cache alone tipped it over fits as published, no longer planned with assumed
+// recomputation, and one Megatron-Bridge pair flips: 80 % before, median 8.4 %, p90 31.2 %); with the
+// host's launch cost at its sourced 3 ms and shown in part (10.3 %, 31.5 % with it fitted and added in full; 11.1 %, 35.4 % before the H100 96GB
 // preset took the middle of its source's peak range; 10.7 % before torchtitan's and Megatron-LM's
 // gradients went fp32, doubling their DP bytes), with Megatron-Bridge's EP overlap on
 // Hopper only, as its configs set it (10.8 %, 41.4 % with it everywhere), jobs placed in equal segments
@@ -229,9 +237,9 @@ TEST(Validation, RankingCountsSameJobPairsMoreThanFivePercentApart) {
 TEST(Validation, LeaveOneSourceOutStaysWithinTheReachedBounds) {
     SHARDPLAN_REQUIRE_SHARED(kCalibration);
     const LeaveOneSourceOut l = leave_one_source_out(read_cases(read_json_file(kCalibration, "calibration"), "calibration").cases);
-    EXPECT_LE(l.throughput.median_abs_error, 0.086);
-    EXPECT_LE(l.throughput.p90_abs_error, 0.32);
-    EXPECT_GE(l.ranking.share(), 0.80);
+    EXPECT_LE(l.throughput.median_abs_error, 0.085);
+    EXPECT_LE(l.throughput.p90_abs_error, 0.31);
+    EXPECT_GE(l.ranking.share(), 0.75);
 }
 
 // Leave one source out: runs of two sources generated by one cluster's profile. Each source is predicted

@@ -53,6 +53,10 @@ enum class RecomputeMethod { uniform, block };
 /// Megatron's DDP, DeepSpeed, FSDP) or copies (PyTorch DistributedDataParallel with
 /// gradient_as_bucket_view off, as nanotron runs it: its buckets hold a second copy of the gradients).
 enum class GradBuckets { views, copies };
+/// PyTorch's CUDA caching allocator: classic (fixed segments; freed blocks are cached and fragment) or
+/// expandable (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, as torchtitan's launch script sets:
+/// segments grow in place, so the cache holds almost nothing beyond what is allocated).
+enum class Allocator { classic, expandable };
 /// The moment a stage's allocated memory peaks: a layer's backward after the warm-up (every micro-batch
 /// in flight and the gradients of one block's activations) or the loss of a micro-batch (bf16 and fp32
 /// logits at once, on the stage with the LM head).
@@ -114,6 +118,10 @@ template <> struct EnumNames<RecomputeMethod> {
 template <> struct EnumNames<GradBuckets> {
     static constexpr std::array<std::pair<GradBuckets, std::string_view>, 2> table{{
         {GradBuckets::views, "views"}, {GradBuckets::copies, "copies"}}};
+};
+template <> struct EnumNames<Allocator> {
+    static constexpr std::array<std::pair<Allocator, std::string_view>, 2> table{{
+        {Allocator::classic, "classic"}, {Allocator::expandable, "expandable"}}};
 };
 
 template <> struct EnumNames<AttentionKernel> {

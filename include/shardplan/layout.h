@@ -45,6 +45,7 @@ struct Layout {
     Kernels kernels = Kernels::fused;  // fused (Megatron-Core/TE) or eager PyTorch ops (torchtitan, nanotron)
     StageSplit stage_split = StageSplit::even;           // even (Megatron) or by compute cost (nanotron)
     GradBuckets grad_buckets = GradBuckets::views;       // PyTorch DDP's bucket copies of the gradients (nanotron)
+    Allocator allocator = Allocator::classic;             // expandable segments: torchtitan's launch script
     bool dropout = false;  // dropout masks kept for the backward (modern recipes turn dropout off)
     bool sequence_parallel = true;  // Megatron SP: shard norm/dropout activations along the sequence over tp
     /// TP's all-gathers and reduce-scatters run in chunks under the GEMMs beside them (Megatron's
@@ -113,6 +114,7 @@ struct FrameworkDefaults {
     AttentionKernel attention = AttentionKernel::flash;
     StageSplit stage_split = StageSplit::even;
     GradBuckets grad_buckets = GradBuckets::views;
+    Allocator allocator = Allocator::classic;
     bool tp_comm_overlap = false;
     bool ep_comm_overlap = false;
     GradDtype grad_dtype = GradDtype::bf16;

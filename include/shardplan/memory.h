@@ -6,6 +6,7 @@
 ///   StageParams p = stage_params(model, layout, stage);
 ///   MemoryBreakdown mem = stage_memory(model, cluster, layout, stage, in_flight);
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -39,7 +40,17 @@ struct MemoryBreakdown {
         activations_bytes += bytes;
         allocator_bytes += bytes * fragmentation;
     }
+    /// The caching allocator keeps freed blocks for reuse, but an allocation that would not fit makes it
+    /// release them and retry (PyTorch's CUDACachingAllocator, release_cached_blocks): its cache fills
+    /// what HBM the allocations leave and never takes the device past `usable_bytes`.
+    void trim_cache(double usable_bytes) {
+        allocator_bytes = std::max(0.0, std::min(allocator_bytes, usable_bytes - allocated_bytes() - runtime_bytes));
+    }
 };
+
+/// The share of the activations' churn the caching allocator holds on top of them: the fitted-free
+/// `fragmentation` under PyTorch's classic allocator, none with expandable segments (docs/model.md §2.5).
+double allocator_cache_share(const ClusterSpec& c, const Layout& l);
 
 /// The layers of one pipeline rank (for interleaved schedules: all its chunks together).
 struct Stage {

@@ -274,7 +274,7 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const ClusterSpec& c, const Lay
                std::max(n_dense > 0 ? lm.act_full_dense : 0.0, s.moe_layers > 0 ? lm.act_full_moe : 0.0);
     }
     // The caching allocator keeps what activation churn frees for reuse: its share of them.
-    mem.add_activations(act, c.gpu.eff.fragmentation);
+    mem.add_activations(act, allocator_cache_share(c, l));
     // Outside the allocator: CUDA context, NCCL communicator buffers, cuBLAS/cuDNN workspaces.
     mem.runtime_bytes = c.gpu.eff.reserve_bytes;
 
@@ -323,6 +323,10 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const ClusterSpec& c, const Lay
     }
     mem.other_bytes = other;
     return mem;
+}
+
+double allocator_cache_share(const ClusterSpec& c, const Layout& l) {
+    return l.allocator == Allocator::expandable ? 0.0 : c.gpu.eff.fragmentation;
 }
 
 }  // namespace shardplan

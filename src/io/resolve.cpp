@@ -170,6 +170,7 @@ Case apply_overrides(Case c, const Overrides& o, Naming n) {
         l.attention_kernel = fw.attention;
         l.stage_split = fw.stage_split;
         l.grad_buckets = fw.grad_buckets;
+        l.allocator = fw.allocator;
         l.tp_comm_overlap = fw.tp_comm_overlap;
         l.ep_comm_overlap = fw.ep_comm_overlap;
         if (o.grad_dtype.empty()) l.grad_dtype = fw.grad_dtype;
@@ -180,6 +181,7 @@ Case apply_overrides(Case c, const Overrides& o, Naming n) {
     if (!o.kernels.empty()) l.kernels = named<Kernels>(o.kernels, "kernels", n);
     if (!o.stage_split.empty()) l.stage_split = named<StageSplit>(o.stage_split, "stage_split", n);
     if (!o.grad_buckets.empty()) l.grad_buckets = named<GradBuckets>(o.grad_buckets, "grad_buckets", n);
+    if (!o.allocator.empty()) l.allocator = named<Allocator>(o.allocator, "allocator", n);
     if (!o.dropout.empty()) l.dropout = on_off(o.dropout, "dropout", n);
     // Overlap asked for where Megatron cannot run it is refused with its reason (layout.h).
     if (!o.tp_comm_overlap.empty()) {

@@ -122,32 +122,30 @@ Efficiency default_efficiency(const std::string& generation) {
     Efficiency e;
     // FITTED-BEGIN (tools/fit_defaults.py: shardplan calibrate calibration.json --per-generation)
     if (generation == "ampere") {  // 98 runs
-        e.gemm_16 = 0.7695;
+        e.gemm_16 = 0.7696;
         e.gemm_8 = 0.65;
         e.gemm_4 = 0.55;
-        e.gemm_half_dim = 231.6;
+        e.gemm_half_dim = 231.8;
         e.moe = 0.6;
         e.attn = 0.3095;
         e.attn_half_seq = 96.09;
-        e.scale_out_bw = 1;
-        e.overlap_dp = 0.708;
+        e.scale_out_bw = 0.9992;
+        e.overlap_dp = 0.7018;
         e.a2a = 0.6;
         e.reserve_bytes = 1.271e+09;
-        e.fragmentation = 0.01225;
     }
     if (generation == "blackwell") {  // 64 runs
-        e.gemm_16 = 0.6684;
-        e.gemm_8 = 0.8221;
+        e.gemm_16 = 0.6787;
+        e.gemm_8 = 0.8188;
         e.gemm_4 = 0.5959;
-        e.gemm_half_dim = 1787;
-        e.moe = 0.8239;
-        e.attn = 0.3302;
-        e.attn_half_seq = 2797;
-        e.scale_out_bw = 0.7983;
-        e.overlap_dp = 0.2224;
+        e.gemm_half_dim = 1883;
+        e.moe = 0.8141;
+        e.attn = 0.3279;
+        e.attn_half_seq = 2197;
+        e.scale_out_bw = 0.7993;
+        e.overlap_dp = 0.226;
         e.a2a = 0.9999;
         e.reserve_bytes = 5.348e+09;
-        e.fragmentation = 0.05666;
     }
     if (generation == "hopper") {  // 162 runs
         e.gemm_16 = 0.8233;
@@ -160,8 +158,7 @@ Efficiency default_efficiency(const std::string& generation) {
         e.scale_out_bw = 1;
         e.overlap_dp = 0.01717;
         e.a2a = 0.6286;
-        e.reserve_bytes = 1.811e+09;
-        e.fragmentation = 0.01902;
+        e.reserve_bytes = 1.586e+09;
     }
     // FITTED-END
     // Hopper-native attention (cuDNN fused attention, FlashAttention-3) against FlashAttention-2 on H100,

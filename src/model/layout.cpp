@@ -62,6 +62,8 @@ FrameworkDefaults framework_defaults(const std::string& framework, const std::st
     if ((family == "megatron" && f.find("deepspeed") == std::string::npos) || family == "jax")
         d.attention = AttentionKernel::fused;
     if (nanotron || f.find("torchtitan") != std::string::npos) d.kernels = Kernels::eager;
+    // torchtitan's run_train.sh launches with PYTORCH_ALLOC_CONF="expandable_segments:True".
+    if (f.find("torchtitan") != std::string::npos) d.allocator = Allocator::expandable;
     if (nanotron) {
         d.stage_split = StageSplit::cost;      // nanotron/models/base.py build_model
         d.grad_buckets = GradBuckets::copies;  // torch DistributedDataParallel, gradient_as_bucket_view off

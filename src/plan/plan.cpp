@@ -167,17 +167,25 @@ void model_stage_memory(const ModelSpec& m, const ClusterSpec& c, const Layout& 
 /// Each stage's memory at its in-flight count, the allocator's `fragmentation` share of the activations
 /// on top; the fullest (the first of equals) decides whether the layout fits.
 void place_memory(const Scratch& x, const std::vector<double>& in_flight, double fragmentation, Plan& plan) {
+    // The fullest stage holds the most with its allocator cache; but the cache yields to allocations
+    // (MemoryBreakdown::trim_cache), so allocated + runtime decide what fits, and a stage that does not fit
+    // comes before one that does.
+    bool worst_over = false;
     double worst = -1;
     for (size_t i = 0; i < x.stages.size(); ++i) {
         const StageClass& k = x.classes[x.class_of[i]];
-        const double total = k.at0.total_bytes() + in_flight[i] * k.act_per_mb * (1.0 + fragmentation);
-        if (total > worst) {
-            worst = total;
+        MemoryBreakdown mem = k.at0;
+        mem.add_activations(in_flight[i] * k.act_per_mb, fragmentation);
+        const bool over = mem.allocated_bytes() + mem.runtime_bytes > plan.capacity_bytes;
+        const double key = mem.total_bytes();
+        if ((over && !worst_over) || (over == worst_over && key > worst)) {
+            worst_over = over;
+            worst = key;
             plan.worst_memory_stage = x.stages[i].index;
-            plan.memory = k.at0;
-            plan.memory.add_activations(in_flight[i] * k.act_per_mb, fragmentation);
+            plan.memory = mem;
         }
     }
+    plan.memory.trim_cache(plan.capacity_bytes);
     plan.memory_fits = plan.memory.total_bytes() <= plan.capacity_bytes;
 }
 
@@ -269,6 +277,7 @@ void report_stages(const Scratch& x, const PipelineResult& pipe, double fragment
         const StageClass& k = x.classes[x.class_of[i]];
         StageReport r{x.stages[i], k.at0, pipe.in_flight[i], k.times, k.act_per_mb};
         r.memory.add_activations(pipe.in_flight[i] * k.act_per_mb, fragmentation);
+        r.memory.trim_cache(plan.capacity_bytes);
         plan.stages.push_back(r);
     }
 }
@@ -437,7 +446,7 @@ void evaluate_into(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Pl
     if (o.depth != Depth::full) {
         x.pipeline.in_flight.clear();
         for (const Stage& s : stages) x.pipeline.in_flight.push_back(in_flight_micro_batches(l, s.index, mb));
-        place_memory(x, x.pipeline.in_flight, c.gpu.eff.fragmentation, plan);
+        place_memory(x, x.pipeline.in_flight, allocator_cache_share(c, l), plan);
         if (o.depth == Depth::lean && !plan.memory_fits) return;
     }
 
@@ -477,8 +486,8 @@ void evaluate_into(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Pl
     const PipelineResult& pipe = run_pipeline(m, l, fabric, o, step_flops, x, plan);
     // A lean evaluation placed its memory at the closed-form counts already; only a full one, or a
     // simulated step (its own counts), places it here.
-    if (o.depth == Depth::full || pipe.simulated) place_memory(x, pipe.in_flight, c.gpu.eff.fragmentation, plan);
-    if (o.depth == Depth::full) report_stages(x, pipe, c.gpu.eff.fragmentation, plan);
+    if (o.depth == Depth::full || pipe.simulated) place_memory(x, pipe.in_flight, allocator_cache_share(c, l), plan);
+    if (o.depth == Depth::full) report_stages(x, pipe, allocator_cache_share(c, l), plan);
     if (o.keep) {
         o.keep->spec = x.spec;
         o.keep->result = std::move(x.pipeline.passes);
