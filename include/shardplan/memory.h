@@ -48,7 +48,7 @@ struct MemoryBreakdown {
     }
 };
 
-/// The share of the activations' churn the caching allocator holds on top of them: the fitted-free
+/// The share of the activations' churn the caching allocator holds on top of them: the (not fitted)
 /// `fragmentation` under PyTorch's classic allocator, none with expandable segments (docs/model.md §2.5).
 double allocator_cache_share(const ClusterSpec& c, const Layout& l);
 
