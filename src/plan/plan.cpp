@@ -417,8 +417,10 @@ const PipelineResult& run_pipeline(const ModelSpec& m, const Layout& l, const Fa
 
 }  // namespace
 
-/// The 80 % band stretched to the planned step at both ends of the host launch cost's plausible range.
-void widen_for_host(const ModelSpec& m, const ClusterSpec& c, const Layout& l, const EvalOptions& o, ThroughputRange& r);
+/// The 80 % band about `predicted`, stretched to the step planned at both ends of the middle half of the
+/// host launch cost's plausible range. Runs last: the replans reuse the evaluation's scratch.
+void widen_for_host(const ModelSpec& m, const ClusterSpec& c, const Layout& l, const EvalOptions& o, double predicted,
+                    ThroughputRange& r);
 
 void evaluate_into(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Plan& plan, const EvalOptions& o) {
     plan.capacity_bytes = c.gpu.hbm_usable_bytes;
@@ -443,10 +445,11 @@ void evaluate_into(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Pl
     const LayerMemory own_mem = shared_work ? LayerMemory{} : layer_memory(m, l);
     const LayerMemory& layer_mem = shared_work ? o.work->memory : own_mem;
     model_stage_memory(m, c, l, layer_mem, x);
+    const double cache_share = allocator_cache_share(c, l);
     if (o.depth != Depth::full) {
         x.pipeline.in_flight.clear();
         for (const Stage& s : stages) x.pipeline.in_flight.push_back(in_flight_micro_batches(l, s.index, mb));
-        place_memory(x, x.pipeline.in_flight, allocator_cache_share(c, l), plan);
+        place_memory(x, x.pipeline.in_flight, cache_share, plan);
         if (o.depth == Depth::lean && !plan.memory_fits) return;
     }
 
@@ -486,8 +489,8 @@ void evaluate_into(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Pl
     const PipelineResult& pipe = run_pipeline(m, l, fabric, o, step_flops, x, plan);
     // A lean evaluation placed its memory at the closed-form counts already; only a full one, or a
     // simulated step (its own counts), places it here.
-    if (o.depth == Depth::full || pipe.simulated) place_memory(x, pipe.in_flight, allocator_cache_share(c, l), plan);
-    if (o.depth == Depth::full) report_stages(x, pipe, allocator_cache_share(c, l), plan);
+    if (o.depth == Depth::full || pipe.simulated) place_memory(x, pipe.in_flight, cache_share, plan);
+    if (o.depth == Depth::full) report_stages(x, pipe, cache_share, plan);
     if (o.keep) {
         o.keep->spec = x.spec;
         o.keep->result = std::move(x.pipeline.passes);
@@ -508,11 +511,12 @@ void evaluate_into(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Pl
     if (o.depth == Depth::full) {
         plan.throughput.range = throughput_range(plan.throughput.tokens_per_s_per_gpu, m.moe.has_value(), c.gpu.generation,
                                                  framework_family(l.framework));
-        widen_for_host(m, c, l, o, plan.throughput.range);
+        widen_for_host(m, c, l, o, plan.throughput.tokens_per_s_per_gpu, plan.throughput.range);
     }
 }
 
-void widen_for_host(const ModelSpec& m, const ClusterSpec& c, const Layout& l, const EvalOptions& o, ThroughputRange& r) {
+void widen_for_host(const ModelSpec& m, const ClusterSpec& c, const Layout& l, const EvalOptions& o, double predicted,
+                    ThroughputRange& r) {
     // The host's launch cost is a sourced estimate, not fitted (docs/model.md §4): the step is planned
     // again with it a quarter and three quarters of the way across its plausible range (the middle half
     // of it), and each side of the band widens by that side's shift, added in quadrature to the class
@@ -520,13 +524,14 @@ void widen_for_host(const ModelSpec& m, const ClusterSpec& c, const Layout& l, c
     // the pace, get the uncertainty they carry. (The wider tenth-to-nine-tenths took vTrain's coverage to
     // 96 %: the class band already holds part of the host's spread across frameworks; docs/validation.md.)
     const Constant* k = find_constant("layer_overhead_us");
-    const double predicted = std::sqrt(r.low * r.high);  // the band is symmetric in ratio about it
     if (!k || predicted <= 0) return;
-    const double w = std::log(r.high / predicted);
+    const double w = std::log(r.high / predicted);  // the class band, symmetric in ratio about the prediction
     double down = 0, up = 0;  // log shifts of throughput towards slower and faster
     for (double at : {0.25, 0.75}) {
+        const double value = k->fit_lo + at * (k->fit_hi - k->fit_lo);
+        if (std::abs(value - k->to_json(c.gpu.eff)) <= 1e-9 * value) continue;  // the plan itself (3 ms: 3/4 across)
         ClusterSpec alt = c;
-        k->from_json(alt.gpu.eff, k->fit_lo + at * (k->fit_hi - k->fit_lo));
+        k->from_json(alt.gpu.eff, value);
         EvalOptions lean = o;
         lean.depth = Depth::lean;
         lean.keep = nullptr;
