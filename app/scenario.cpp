@@ -45,6 +45,9 @@ void add_scenario_flags(CLI::App& cmd, ScenarioFlags& f, bool with_degrees, bool
                        "classic | expandable (PyTorch's expandable_segments, as torchtitan launches: the caching allocator "
                        "holds almost nothing beyond what is allocated; default: the framework's)");
         cmd.add_option("--dropout", f.dropout, "true | false (default false: dropout masks kept for the backward)");
+        cmd.add_option("--tp-recompute-allgather", f.tp_recompute_allgather,
+                       "true | false: under SP the backward gathers each column-parallel GEMM's input again (default "
+                       "true: Megatron, nanotron); false keeps the gathered inputs, tp times the bytes (nanotron's option)");
         cmd.add_option("--tp-comm-overlap", f.tp_comm_overlap,
                        "true | false: TP's SP collectives run under the GEMMs beside them (Megatron --tp-comm-overlap; "
                        "default: on for NeMo/Megatron-Bridge, else off)");
@@ -84,6 +87,7 @@ Case resolve_base(const ScenarioFlags& f) {
     base.grad_buckets = f.grad_buckets;
     base.allocator = f.allocator;
     base.dropout = f.dropout;
+    base.tp_recompute_allgather = f.tp_recompute_allgather;
     base.tp_comm_overlap = f.tp_comm_overlap;
     base.ep_comm_overlap = f.ep_comm_overlap;
     base.moe_dispatcher = f.moe_dispatcher;

@@ -145,6 +145,28 @@ TEST(Io, ExpertParallelOverlapFollowsTheFrameworkAndNeedsInterleavingUnderPipeli
     EXPECT_TRUE(case_from_json(j).layout.ep_comm_overlap);
 }
 
+// Memory read on one rank: a stated memory_stage, or a note that names rank 0 as words.
+TEST(Io, MemoryStageFromTheFieldOrARankZeroNote) {
+    auto stage = [](const json& measured) {
+        json j = good_case();
+        j["measured"] = measured;
+        return case_from_json(j).measured.memory_stage;
+    };
+    EXPECT_EQ(stage({{"memory_stage", 3}}), 3);
+    EXPECT_EQ(stage({{"memory_note", "torch.cuda.max_memory_reserved() on global rank 0 only"}}), 0);
+    EXPECT_EQ(stage({{"memory_note", "Rank 0."}}), 0);
+    EXPECT_FALSE(stage({{"memory_note", "max across PP ranks"}}));
+    EXPECT_FALSE(stage({{"memory_note", "ranks 0-7"}}));
+    EXPECT_FALSE(stage({{"memory_note", "rank 0-7"}}));
+    EXPECT_FALSE(stage({{"memory_note", "rank 01"}}));
+    EXPECT_FALSE(stage({{"memory_note", "crank 0"}}));
+    json j = good_case();
+    j["measured"]["memory_stage"] = -1;
+    EXPECT_NE(error_of(j).find("measured.memory_stage: expected a pipeline stage index >= 0"), std::string::npos) << error_of(j);
+    j["measured"]["memory_stage"] = "first";
+    EXPECT_NE(error_of(j).find("measured.memory_stage: expected an integer"), std::string::npos) << error_of(j);
+}
+
 TEST(Io, ALongStringIsQuotedWholeCharactersOnly) {
     // Found by fuzz_case: a string where an object belongs is quoted in the message, cut to 40 bytes;
     // the 40th byte fell inside a two-byte character (U+0321), and quoting half of it threw.

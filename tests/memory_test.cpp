@@ -428,6 +428,34 @@ TEST(Memory, SequenceParallelKeepsTwoFullSequenceGatherBuffers) {
     EXPECT_DOUBLE_EQ(stage_memory(m, c, l, s, 1.0).other_bytes - off, 67'108'864.0);
 }
 
+// Without the backward's re-gather (nanotron's tp_recompute_allgather false) the QKV and first MLP GEMMs
+// keep their inputs gathered to the full sequence instead of the 1/tp shard: per layer 2 · 2 B · T · h ·
+// (1 − 1/8) = 4 · 4096 · 4096 · 7/8 = 58,720,256 B more at tp 8, T = 4096; the LM head's input
+// 2 B · T · h · 7/8 = 29,360,128 B more; and the two gather buffers (67,108,864 B) are gone, the gathered
+// tensors being the kept inputs themselves. Without sequence parallelism nothing is gathered: no change.
+TEST(Memory, KeptGatheredInputsCostTpTimesTheirShard) {
+    const ModelSpec m = preset_model("llama3-8b");
+    const ClusterSpec c = preset_cluster("dgx-h100");
+    Layout l;
+    l.tp = 8;
+    l.global_batch = 1;
+    l.seq_len = 4096;
+    const Stage s = whole(m);
+    const LayerMemory regather = layer_memory(m, l);
+    const double other = stage_memory(m, c, l, s, 1.0).other_bytes;
+    l.tp_recompute_allgather = false;
+    const LayerMemory keep = layer_memory(m, l);
+    EXPECT_DOUBLE_EQ(keep.act_dense - regather.act_dense, 58'720'256.0);
+    EXPECT_DOUBLE_EQ(keep.act_full_dense - regather.act_full_dense, 58'720'256.0);
+    EXPECT_DOUBLE_EQ(keep.act_head - regather.act_head, 29'360'128.0);
+    EXPECT_DOUBLE_EQ(other - stage_memory(m, c, l, s, 1.0).other_bytes, 67'108'864.0);
+    l.sequence_parallel = false;
+    Layout no_sp = l;
+    no_sp.tp_recompute_allgather = true;
+    EXPECT_DOUBLE_EQ(layer_memory(m, l).act_dense, layer_memory(m, no_sp).act_dense);
+    EXPECT_DOUBLE_EQ(layer_memory(m, l).act_head, layer_memory(m, no_sp).act_head);
+}
+
 // The peak's moment. Llama 3 8B on one GPU per stage, T = 4096, fused kernels, nothing recomputed. One
 // layer's MLP keeps gate and up, 2 B · T · 2f = 234,881,024, and the activation output, 2 B · T · f =
 // 117,440,512: 352,321,536 B, more than attention's Q, K, V, O and log-sum-exp (2·T·(4096 + 1024 + 1024)

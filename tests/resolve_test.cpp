@@ -72,6 +72,13 @@ TEST(Resolve, EachRefusalNamesTheFlagOrThePin) {
     o.sequence_parallel = "maybe";
     EXPECT_EQ(error_of([&] { search_space(o, Naming::flags); }), "--sequence-parallel: expected true or false, got \"maybe\"");
     o = {};
+    o.tp_recompute_allgather = "no";
+    EXPECT_EQ(error_of([&] { apply_overrides(llama70b_on(128), o, Naming::flags); }),
+              "--tp-recompute-allgather: expected true or false, got \"no\"");
+    o.tp_recompute_allgather = "false";
+    EXPECT_FALSE(apply_overrides(llama70b_on(128), o, Naming::flags).layout.tp_recompute_allgather);
+    EXPECT_TRUE(llama70b_on(128).layout.tp_recompute_allgather);  // Megatron's way and nanotron's default
+    o = {};
     o.zero = 4;
     EXPECT_EQ(error_of([&] { apply_overrides(llama70b_on(128), o, Naming::pins); }), "pins.zero: expected 0, 1, 2 or 3, got 4");
     EXPECT_NE(error_of([] { overrides_from_json(nlohmann::json::parse(R"({"tpp": 8})")); }).find("pins.tpp: expected a known dimension"),

@@ -75,8 +75,9 @@ TEST(Validation, VTrainRankingAndRangesStayWithinTheReachedBounds) {
 }
 
 TEST(Validation, UltraScaleReservedMemoryStaysWithinTheReachedBound) {
-    // 1,170 nanotron runs with measured reserved memory. Reached: median 8.3 %, mean signed −6.9 %, 35 %
-    // of them more than 10 % under, with the classic allocator's cache at 0.2 of the activations (a
+    // 1,170 nanotron runs with measured reserved memory. Reached: median 8.0 %, mean signed −7.8 %, 35 %
+    // of them more than 10 % under, each compared with the first pipeline stage, the one its rank 0 holds
+    // (8.3 %, −6.9 % against the fullest stage, which read the LM head's stage where it is fuller), with the classic allocator's cache at 0.2 of the activations (a
     // constant these runs chose: they are in sample for it; docs/model.md §2.5) and trimmed to usable HBM
     // (13.1 %, −15.6 % and 62 % with 0.019 fitted on torchtitan's expandable-segment runs; 12.4 % and −14.8 % before the refit with tile and wave quantization lowered
     // Hopper's fitted fragmentation from 0.035 to 0.019; 13.3 % and −15.7 % without a layer's backward at the peak; 30.3 % and −29.7 % before nanotron's cost-balanced stage split, DDP's bucket copies
@@ -88,8 +89,8 @@ TEST(Validation, UltraScaleReservedMemoryStaysWithinTheReachedBound) {
     SHARDPLAN_REQUIRE_SHARED(file);
     const ValidationReport r = validate_cases(read_cases(read_json_file(file, "ultrascale"), "ultrascale"));
     EXPECT_GE(r.summary.memory.count, 1100);
-    EXPECT_LE(r.summary.memory.median_abs_error, 0.085);
-    EXPECT_GE(r.summary.memory.mean_signed_error, -0.075);
+    EXPECT_LE(r.summary.memory.median_abs_error, 0.082);
+    EXPECT_GE(r.summary.memory.mean_signed_error, -0.08);
     EXPECT_LE(double(r.summary.memory_under_10) / double(r.summary.memory.count), 0.36);
     // 81.7 % of its 50,932 pairs (80.3 % with the host's launch cost fitted and added in full, 81 % before
     // the H100 96GB preset's peak moved Hopper's refit; 75.9 % before attention's kernel classes).
@@ -424,6 +425,33 @@ TEST(Validation, MemoryIsComparedWithTheFigureOfItsKind) {
     EXPECT_EQ(r.cases[3].memory_kind, "device");  // unstated: what nvidia-smi shows
     EXPECT_EQ(r.summary.memory_by_kind.size(), 3u);
     EXPECT_EQ(r.summary.memory_by_kind.at("device").count, 2);
+}
+
+// A reading of one rank is compared with that rank's stage (measured.memory_stage, which a note naming
+// rank 0 sets: io_test); without one, with the fullest stage.
+TEST(Validation, MemoryReadOnOneRankIsComparedWithItsStage) {
+    Case c = llama8b_tp8_case();
+    c.cluster.gpus = 16;
+    c.layout.pp = 2;
+    c.layout.global_batch = 16;
+    c.measured.memory_kind = "reserved";
+    c.measured.memory_gb_per_gpu = 10.0;
+    const Plan p = evaluate(c.model, c.cluster, c.layout);
+    ASSERT_EQ(p.stages.size(), 2u);
+    const double first = p.stages[0].memory.reserved_bytes(), last = p.stages[1].memory.reserved_bytes();
+    ASSERT_NE(first, last);
+    CaseList list;
+    for (const std::optional<int64_t> stage : {std::optional<int64_t>(0), std::optional<int64_t>(1),
+                                               std::optional<int64_t>(), std::optional<int64_t>(2)}) {
+        list.cases.push_back(c);
+        list.cases.back().measured.memory_stage = stage;
+    }
+    const ValidationReport r = validate_cases(list);
+    ASSERT_EQ(r.cases.size(), 4u);
+    EXPECT_NEAR(*r.cases[0].memory_error, first / 10e9 - 1.0, 1e-12);
+    EXPECT_NEAR(*r.cases[1].memory_error, last / 10e9 - 1.0, 1e-12);
+    EXPECT_NEAR(*r.cases[2].memory_error, std::max(first, last) / 10e9 - 1.0, 1e-12);  // the fullest
+    EXPECT_EQ(r.cases[3].error, "measured.memory_stage: expected a stage index below pp (2), got 2");
 }
 
 // validate counts how often measured throughput falls inside each plan's 80 % range: two runs just

@@ -26,6 +26,10 @@ struct Measured {
     std::optional<double> tokens_per_s_per_gpu, step_time_s, mfu_pct, hfu_pct, tflops_per_gpu, peak_tflops_for_mfu,
         memory_gb_per_gpu;
     std::string tflops_kind, memory_kind;
+    /// The pipeline stage whose GPU the memory was read on (0: the one with the embedding); unset, the
+    /// fullest (a maximum across ranks). From `memory_stage`, or a `memory_note` naming rank 0 (global
+    /// rank 0 is the first stage under every rank order, pp outermost or not: its pp coordinate is 0).
+    std::optional<int64_t> memory_stage;
 };
 
 struct Case {

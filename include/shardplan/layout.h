@@ -48,6 +48,11 @@ struct Layout {
     Allocator allocator = Allocator::classic;             // expandable segments: torchtitan's launch script
     bool dropout = false;  // dropout masks kept for the backward (modern recipes turn dropout off)
     bool sequence_parallel = true;  // Megatron SP: shard norm/dropout activations along the sequence over tp
+    /// Under sequence parallelism, a column-parallel GEMM's backward gathers its input again from the
+    /// sequence shard it kept (Megatron always; nanotron's tp_recompute_allgather, its default since
+    /// PR #208). Off, it keeps the gathered full-sequence input from the forward: tp times the bytes, for
+    /// the QKV, first-MLP and LM-head GEMMs (nanotron with tp_recompute_allgather false, and before #208).
+    bool tp_recompute_allgather = true;
     /// TP's all-gathers and reduce-scatters run in chunks under the GEMMs beside them (Megatron's
     /// --tp-comm-overlap with Transformer Engine userbuffers, torchtitan's async TP). Only with sequence
     /// parallelism, whose collectives these are; off, TP traffic is exposed in full.

@@ -79,6 +79,18 @@ CaseResult predict_case(const Case& c) {
         r.reserved_bytes = p.memory.reserved_bytes();
         r.device_bytes = p.memory.device_bytes();
         r.fits = p.memory_fits;
+        // A reading of one rank (nanotron's benchmark reads global rank 0, the first stage) is compared
+        // with that stage's figures, not the fullest stage's.
+        if (const auto& st = c.measured.memory_stage; st && c.layout.pp > 1) {
+            if (*st >= static_cast<int64_t>(p.stages.size()))
+                r.error = fmt::format("measured.memory_stage: expected a stage index below pp ({}), got {}", p.stages.size(), *st);
+            else {
+                const MemoryBreakdown& mem = p.stages[static_cast<size_t>(*st)].memory;
+                r.allocated_bytes = mem.allocated_bytes();
+                r.reserved_bytes = mem.reserved_bytes();
+                r.device_bytes = mem.device_bytes();
+            }
+        }
         r.planned = true;
         const Layout& l = p.layout;
         r.layout = fmt::format("{} {} mb{} z{} {} sp{} {} {}", to_string(l), enum_name(l.schedule), l.micro_batch, l.zero,

@@ -70,7 +70,10 @@ ActParts layer_activations(const ModelSpec& m, const Layout& l, bool moe_layer) 
     // The two norms' inputs (the layer input and the residual after attention) stay; their outputs feed
     // the QKV and first MLP GEMMs, which keep them unless the norms are replayed.
     keep(2.0 * kElem * T * h / sp, false);
-    keep(2.0 * gin * T * h / sp, recomputes(l, RecomputeModule::layernorm));
+    // Without the backward's re-gather, the QKV GEMM and a dense layer's first MLP GEMM keep their inputs
+    // gathered to the full sequence (layout.h: tp_recompute_allgather).
+    const double gathered = l.tp_recompute_allgather ? 1.0 : sp;
+    keep(gin * T * h * (gathered + (moe_layer ? 1.0 : gathered)) / sp, recomputes(l, RecomputeModule::layernorm));
     if (l.dropout) keep(2.0 * T * h / sp, false);  // 1-byte masks after attention and after the MLP
     const double before_attention = full;
     // Attention: Q, K, V feed the core; its output O feeds the output projection.
@@ -142,7 +145,8 @@ double head_activations(const ModelSpec& m, const Layout& l) {
     const double tp = static_cast<double>(l.tp);
     const double T = static_cast<double>(l.micro_batch) * static_cast<double>(l.seq_len) / static_cast<double>(l.cp);
     const double sp = (l.sequence_parallel && l.tp > 1) ? tp : 1.0;
-    return 2.0 * kElem * T * static_cast<double>(m.hidden) / sp + 4.0 * T * static_cast<double>(m.vocab) / tp;
+    const double gathered = l.tp_recompute_allgather ? 1.0 : sp;  // the LM head's input, as a layer's GEMMs keep theirs
+    return (1.0 + gathered) * kElem * T * static_cast<double>(m.hidden) / sp + 4.0 * T * static_cast<double>(m.vocab) / tp;
 }
 
 }  // namespace
@@ -310,10 +314,11 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const ClusterSpec& c, const Lay
     const double working = std::max(n_dense > 0 ? lm.grad_dense : 0.0, s.moe_layers > 0 ? lm.grad_moe : 0.0);
     mem.peak = loss >= working && s.last ? PeakMoment::loss : PeakMoment::backward;
     other += std::max(loss, working);
-    if (l.tp > 1 && l.sequence_parallel) {
+    if (l.tp > 1 && l.sequence_parallel && l.tp_recompute_allgather) {
         // Sequence parallelism gathers each column-parallel GEMM's input to the full sequence into a
         // buffer the framework keeps between layers (Megatron-LM's global memory buffer, nanotron's
-        // MemoryBuffer): one for the forward's all-gather, one for the backward's re-gather.
+        // MemoryBuffer): one for the forward's all-gather, one for the backward's re-gather. Without the
+        // re-gather each gathered input is a tensor of its own, kept with the activations.
         other += 2.0 * kElem * T * static_cast<double>(m.hidden);
     }
     if (l.pp > 1) {  // send and receive buffers of the stage boundary activations

@@ -2,6 +2,7 @@
 #include "shardplan/io.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -349,7 +350,7 @@ Layout layout_from_json(const json& j, const std::string& path, const std::strin
     Reader r(j, path);
     r.only({"tp", "cp", "pp", "dp", "ep", "etp", "vpp", "micro_batch", "global_batch", "seq_len", "zero", "recompute",
             "recompute_modules", "recompute_method", "recompute_layers", "attention_kernel", "kernels", "stage_split",
-            "grad_buckets", "allocator", "dropout", "sequence_parallel", "tp_comm_overlap", "ep_comm_overlap", "moe_dispatcher", "precision",
+            "grad_buckets", "allocator", "dropout", "sequence_parallel", "tp_recompute_allgather", "tp_comm_overlap", "ep_comm_overlap", "moe_dispatcher", "precision",
             "schedule", "grad_dtype", "order", "framework"});
     Layout l;
     l.tp = r.integer("tp", 1);
@@ -409,6 +410,7 @@ Layout layout_from_json(const json& j, const std::string& path, const std::strin
     l.allocator = r.choice<Allocator>("allocator", fw.allocator);
     l.dropout = r.boolean("dropout", false);
     l.sequence_parallel = r.boolean("sequence_parallel", l.tp > 1);
+    l.tp_recompute_allgather = r.boolean("tp_recompute_allgather", true);
     // TP overlap chunks the sequence-parallel collectives: it takes effect with them, and asking for it
     // without them is refused (as Megatron refuses --tp-comm-overlap without --sequence-parallel).
     l.tp_comm_overlap = r.boolean("tp_comm_overlap", fw.tp_comm_overlap);
@@ -430,6 +432,20 @@ Layout layout_from_json(const json& j, const std::string& path, const std::strin
     return l;
 }
 
+/// A source's memory note says the reading is global rank 0's ("... on global rank 0 only"), not a
+/// maximum across ranks: "rank 0" as words, any case, not "rank 01" or "rank 0-7".
+static bool mentions_rank_zero(const std::string& note) {
+    std::string s(note);
+    for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    for (size_t at = s.find("rank 0"); at != std::string::npos; at = s.find("rank 0", at + 1)) {
+        const size_t end = at + 6;
+        const bool word_start = at == 0 || !std::isalnum(static_cast<unsigned char>(s[at - 1]));
+        const bool word_end = end == s.size() || !(std::isdigit(static_cast<unsigned char>(s[end])) || s[end] == '-');
+        if (word_start && word_end) return true;
+    }
+    return false;
+}
+
 Measured measured_from_json(const json& j, const std::string& path) {
     Measured m;
     if (j.is_null()) return m;
@@ -447,6 +463,12 @@ Measured measured_from_json(const json& j, const std::string& path) {
     m.memory_gb_per_gpu = opt("memory_gb_per_gpu");
     m.tflops_kind = r.string("tflops_kind", "");
     m.memory_kind = r.string("memory_kind", "");
+    if (r.has("memory_stage")) {
+        m.memory_stage = r.integer("memory_stage", 0);
+        if (*m.memory_stage < 0) throw ConfigError(r.at("memory_stage"), "a pipeline stage index >= 0");
+    } else if (mentions_rank_zero(r.string("memory_note", ""))) {
+        m.memory_stage = 0;
+    }
     return m;
 }
 
@@ -563,7 +585,8 @@ json to_json(const Layout& l) {
             {"attention_kernel", enum_name(l.attention_kernel)}, {"kernels", enum_name(l.kernels)},
             {"stage_split", enum_name(l.stage_split)}, {"grad_buckets", enum_name(l.grad_buckets)},
             {"allocator", enum_name(l.allocator)}, {"dropout", l.dropout},
-            {"sequence_parallel", l.sequence_parallel}, {"tp_comm_overlap", l.tp_comm_overlap},
+            {"sequence_parallel", l.sequence_parallel}, {"tp_recompute_allgather", l.tp_recompute_allgather},
+            {"tp_comm_overlap", l.tp_comm_overlap},
             {"ep_comm_overlap", l.ep_comm_overlap}, {"moe_dispatcher", enum_name(l.moe_dispatcher)},
             {"precision", enum_name(l.precision)},
             {"schedule", enum_name(l.schedule)}, {"grad_dtype", enum_name(l.grad_dtype)},

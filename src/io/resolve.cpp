@@ -183,6 +183,8 @@ Case apply_overrides(Case c, const Overrides& o, Naming n) {
     if (!o.grad_buckets.empty()) l.grad_buckets = named<GradBuckets>(o.grad_buckets, "grad_buckets", n);
     if (!o.allocator.empty()) l.allocator = named<Allocator>(o.allocator, "allocator", n);
     if (!o.dropout.empty()) l.dropout = on_off(o.dropout, "dropout", n);
+    if (!o.tp_recompute_allgather.empty())
+        l.tp_recompute_allgather = on_off(o.tp_recompute_allgather, "tp_recompute_allgather", n);
     // Overlap asked for where Megatron cannot run it is refused with its reason (layout.h).
     if (!o.tp_comm_overlap.empty()) {
         l.tp_comm_overlap = on_off(o.tp_comm_overlap, "tp_comm_overlap", n);
