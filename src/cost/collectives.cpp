@@ -46,7 +46,7 @@ double tree_steps(Collective c, int64_t n) {
 CollectiveCost flat(Collective c, double S, int64_t n, double B, double alpha, Tier tier) {
     const double bw_term = ring_factor(c, n) * S / B;
     CollectiveCost best{ring_steps(c, n) * alpha + bw_term, tier, "ring"};
-    if (c != Collective::all_to_all && c != Collective::send_recv) {
+    if (c == Collective::all_reduce) {
         const double tree = tree_steps(c, n) * alpha + bw_term / kTreeBwFactor;
         if (tree < best.time_s) best = {tree, tier, "tree"};
     }
@@ -119,7 +119,8 @@ CollectiveCost collective_time(Collective c, double S, int64_t n, int64_t per_do
             const double phases_up = c == Collective::all_reduce ? 2.0 : 1.0;
             t_up = phases_up * ring_factor(inner, G) * S / f.up_Bps;
             t_out = ring_factor(c, static_cast<int64_t>(N)) * (S / g) / f.out_Bps;
-            lat = phases_up * (g - 1) * f.up_latency_s + tree_steps(c, static_cast<int64_t>(N)) * f.out_latency_s;
+            const double across = c == Collective::all_reduce ? tree_steps(c, static_cast<int64_t>(N)) : N - 1.0;
+            lat = phases_up * (g - 1) * f.up_latency_s + across * f.out_latency_s;
         }
         const double t = std::max(t_up, t_out) + lat;
         if (t < best.time_s) best = {t, Tier::scale_out, "hierarchical"};

@@ -292,7 +292,7 @@ void add_term(Plan& plan, CommTerm t, double step_flops) {
 
 /// 8. DP: gradients reduced over dp·cp (experts over edp) after the last backward; ZeRO ≥ 1 gathers the
 /// updated parameters before the next forward; ZeRO-3 gathers them per micro-batch, twice.
-void add_dp_terms(const Layout& l, const StageParams& owned, const StageTimes& critical, const Fabric& fabric,
+void add_dp_terms(const Layout& l, const StageParams& owned, int64_t units, const StageTimes& critical, const Fabric& fabric,
                   const Efficiency& eff, int64_t mb, double step_flops, Plan& plan) {
     const double dm = static_cast<double>(mb);
     const double gbytes = l.grad_dtype == GradDtype::fp32 ? 4.0 : 2.0;
@@ -304,8 +304,17 @@ void add_dp_terms(const Layout& l, const StageParams& owned, const StageTimes& c
         if (part.params <= 0) continue;
         const GroupPlacement& g = part.axis == Axis::dp ? dense_g : group(plan.groups, Axis::edp);
         if (g.size <= 1) continue;
-        const Traffic red = dp_reduce_traffic(part.params * gbytes, l.zero, g, fabric);
-        const Traffic gat = dp_gather_traffic(part.params * 2.0, g, fabric);
+        Traffic red = dp_reduce_traffic(part.params * gbytes, l.zero, g, fabric);
+        Traffic gat = dp_gather_traffic(part.params * 2.0, g, fabric);
+        if (l.zero >= 3 && l.pp == 1 && units > 1) {
+            // FSDP gathers and reduces one unit (a transformer block) at a time: each unit's collective
+            // pays the group's latency, its bytes the bandwidth.
+            const double u = static_cast<double>(units);
+            const Traffic r1 = dp_reduce_traffic(part.params * gbytes / u, l.zero, g, fabric);
+            const Traffic g1 = dp_gather_traffic(part.params * 2.0 / u, g, fabric);
+            red.time_s = u * r1.time_s;
+            gat.time_s = u * g1.time_s;
+        }
         CommTerm t;
         if (l.zero == 0) {
             t = term(Axis::dp, red, g, 1, std::max(0.0, red.time_s - bwd_window));
@@ -498,7 +507,7 @@ void evaluate_into(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Pl
 
     // 8. DP reduction and parameter gathers.
     const StageParams owned = stage_params(m, l, cs, layer_mem);
-    add_dp_terms(l, owned, critical->times, fabric, c.gpu.eff, mb, step_flops, plan);
+    add_dp_terms(l, owned, cs.layers, critical->times, fabric, c.gpu.eff, mb, step_flops, plan);
 
     // 9. Optimizer on the parameters this GPU owns after ZeRO sharding.
     const double owned_params = l.zero >= 1 ? owned.dense / static_cast<double>(l.dp * l.cp) +
