@@ -291,7 +291,8 @@ void add_term(Plan& plan, CommTerm t, double step_flops) {
 }
 
 /// 8. DP: gradients reduced over dp·cp (experts over edp) after the last backward; ZeRO ≥ 1 gathers the
-/// updated parameters before the next forward; ZeRO-3 gathers them per micro-batch, twice.
+/// updated parameters before the next forward; ZeRO-3 gathers them per micro-batch, twice, one of the
+/// critical stage's `units` layers at a time.
 void add_dp_terms(const Layout& l, const StageParams& owned, int64_t units, const StageTimes& critical, const Fabric& fabric,
                   const Efficiency& eff, int64_t mb, double step_flops, Plan& plan) {
     const double dm = static_cast<double>(mb);
