@@ -414,13 +414,21 @@ TEST(Memory, AllocatorCacheIsClassicFragmentationAndYieldsToAllocations) {
 // Sequence parallelism keeps two full-sequence buffers for the all-gathers of the column-parallel GEMMs'
 // inputs (forward and backward): 2 · 2 B · T · h = 4 · 4096 · 4096 = 67,108,864 B for Llama 3 8B at
 // T = 4096, whatever tp is; none without sequence parallelism.
-TEST(Memory, SequenceParallelKeepsTwoFullSequenceGatherBuffers) {
-    const ModelSpec m = preset_model("llama3-8b");
-    const ClusterSpec c = preset_cluster("dgx-h100");
+namespace {
+// One sequence of 4,096 tokens at TP 8 (sequence parallel), the layout the two SP tests below share.
+Layout tp8_one_sequence() {
     Layout l;
     l.tp = 8;
     l.global_batch = 1;
     l.seq_len = 4096;
+    return l;
+}
+}  // namespace
+
+TEST(Memory, SequenceParallelKeepsTwoFullSequenceGatherBuffers) {
+    const ModelSpec m = preset_model("llama3-8b");
+    const ClusterSpec c = preset_cluster("dgx-h100");
+    Layout l = tp8_one_sequence();
     const Stage s = whole(m);
     l.sequence_parallel = false;
     const double off = stage_memory(m, c, l, s, 1.0).other_bytes;
@@ -436,10 +444,7 @@ TEST(Memory, SequenceParallelKeepsTwoFullSequenceGatherBuffers) {
 TEST(Memory, KeptGatheredInputsCostTpTimesTheirShard) {
     const ModelSpec m = preset_model("llama3-8b");
     const ClusterSpec c = preset_cluster("dgx-h100");
-    Layout l;
-    l.tp = 8;
-    l.global_batch = 1;
-    l.seq_len = 4096;
+    Layout l = tp8_one_sequence();
     const Stage s = whole(m);
     const LayerMemory regather = layer_memory(m, l);
     const double other = stage_memory(m, c, l, s, 1.0).other_bytes;
