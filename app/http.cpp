@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "shardplan/enums.h"
+
 namespace shardplan::app {
 
 namespace {
@@ -13,12 +15,6 @@ namespace {
 bool is_tchar(char c) {
     const auto u = static_cast<unsigned char>(c);
     return std::isalnum(u) || std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
-}
-
-std::string lower(std::string_view s) {
-    std::string out(s);
-    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return out;
 }
 
 std::string_view trim(std::string_view s) {
@@ -118,7 +114,7 @@ HeadParse parse_request_head(std::string_view buf) {
             if ((static_cast<unsigned char>(c) < 0x20 && c != '\t') || c == 0x7F)
                 return fail(400, "header: expected a value without control bytes");
         if (h.headers.size() >= kMaxHeaders) return fail(431, fmt::format("head: expected at most {} headers", kMaxHeaders));
-        std::string key = lower(name);
+        std::string key = ascii_lower(name);
         if (key == "content-length") {
             if (value.empty() || value.size() > 18 || !std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; }))
                 return fail(400, "content-length: expected a decimal byte count");
@@ -131,9 +127,9 @@ HeadParse parse_request_head(std::string_view buf) {
             if (has_host) return fail(400, "host: expected one Host header");
             has_host = true;
         } else if (key == "connection") {
-            connection = lower(value);
+            connection = ascii_lower(value);
         } else if (key == "expect") {
-            if (lower(value) != "100-continue") return fail(417, "expect: expected 100-continue or nothing");
+            if (ascii_lower(value) != "100-continue") return fail(417, "expect: expected 100-continue or nothing");
             h.expect_continue = true;
         }
         h.headers.emplace_back(std::move(key), std::string(value));
@@ -165,17 +161,17 @@ std::string host_name(std::string_view host) {
     if (!h.empty() && h.front() == '[') {
         const size_t close = h.find(']');
         if (close == std::string_view::npos) return "";
-        return lower(h.substr(1, close - 1));
+        return ascii_lower(h.substr(1, close - 1));
     }
     const size_t colon = h.rfind(':');
     if (colon != std::string_view::npos && h.find(':') == colon) h = h.substr(0, colon);
-    return lower(h);
+    return ascii_lower(h);
 }
 
 }  // namespace
 
 bool is_loopback(std::string_view host) {
-    const std::string n = lower(host);
+    const std::string n = ascii_lower(host);
     if (n == "localhost" || n == "::1") return true;
     // 127.0.0.0/8 written as a dotted quad
     if (!n.starts_with("127.")) return false;
@@ -191,13 +187,13 @@ bool host_allowed(std::string_view host, bool bound_loopback, const std::vector<
     const std::string name = host_name(host);
     if (name.empty()) return false;
     for (const std::string& a : allowed)
-        if (lower(a) == name) return true;
+        if (ascii_lower(a) == name) return true;
     if (bound_loopback) return is_loopback(name);
     return allowed.empty();  // bound to a public address on purpose and no names given: any name
 }
 
 bool same_origin(std::string_view origin, std::string_view host) {
-    return lower(origin) == "http://" + lower(host);
+    return ascii_lower(origin) == "http://" + ascii_lower(host);
 }
 
 }  // namespace shardplan::app

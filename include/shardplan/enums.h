@@ -153,6 +153,15 @@ template <> struct EnumNames<Tier> {
         {Tier::scale_up, "scale_up"}, {Tier::scale_out, "scale_out"}}};
 };
 
+/// Names as people and sources spell them (framework names, presets, notes, HTTP headers) are matched
+/// in ASCII lower case.
+inline std::string ascii_lower(std::string_view s) {
+    std::string out(s);
+    for (char& c : out)
+        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    return out;
+}
+
 template <typename E>
 constexpr std::string_view enum_name(E value) {
     for (const auto& [v, n] : EnumNames<E>::table)

@@ -300,8 +300,7 @@ ModelSpec megatron_model(const Values& v) {
 
 // torchtitan's model names and flavors that are shardplan presets.
 std::optional<std::string> torchtitan_preset(const std::string& name, const std::string& flavor) {
-    std::string preset = name == "deepseek_v3" ? "deepseek-v3" : name + "-" + flavor;
-    for (char& c : preset) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const std::string preset = ascii_lower(name == "deepseek_v3" ? "deepseek-v3" : name + "-" + flavor);
     if (name == "deepseek_v3" && flavor != "671B") return std::nullopt;
     return has_model_preset(preset) ? std::optional<std::string>(preset) : std::nullopt;
 }

@@ -435,8 +435,7 @@ Layout layout_from_json(const json& j, const std::string& path, const std::strin
 /// A source's memory note says the reading is global rank 0's ("... on global rank 0 only"), not a
 /// maximum across ranks: "rank 0" as words, any case, not "rank 01" or "rank 0-7".
 static bool mentions_rank_zero(const std::string& note) {
-    std::string s(note);
-    for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    const std::string s = ascii_lower(note);
     for (size_t at = s.find("rank 0"); at != std::string::npos; at = s.find("rank 0", at + 1)) {
         const size_t end = at + 6;
         const bool word_start = at == 0 || !std::isalnum(static_cast<unsigned char>(s[at - 1]));

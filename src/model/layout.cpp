@@ -1,7 +1,5 @@
 #include "shardplan/layout.h"
 
-#include <cctype>
-
 #include <fmt/format.h>
 
 #include "shardplan/hardware.h"
@@ -54,8 +52,7 @@ bool recomputes(const Layout& l, RecomputeModule module) {
 }
 
 FrameworkDefaults framework_defaults(const std::string& framework, const std::string& generation, Precision precision) {
-    std::string f = framework;
-    for (char& ch : f) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    const std::string f = ascii_lower(framework);
     FrameworkDefaults d;
     const bool nanotron = f.find("nanotron") != std::string::npos;
     const std::string family = framework_family(framework);

@@ -1,15 +1,15 @@
 // The 80 % ranges of predicted throughput (include/shardplan/ranges.h).
 #include "shardplan/ranges.h"
 
-#include <algorithm>
 #include <cmath>
 #include <string_view>
+
+#include "shardplan/enums.h"
 
 namespace shardplan {
 
 std::string framework_family(const std::string& framework) {
-    std::string f = framework;
-    std::transform(f.begin(), f.end(), f.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+    const std::string f = ascii_lower(framework);
     auto has = [&](std::string_view s) { return f.find(s) != std::string::npos; };
     if (has("megatron") || has("nemo")) return "megatron";
     if (has("torchtitan") || has("fsdp") || has("composer") || has("llm-foundry") || has("nanotron")) return "fsdp";
