@@ -164,6 +164,13 @@ void model_stage_memory(const ModelSpec& m, const ClusterSpec& c, const Layout& 
     }
 }
 
+/// A stage class's memory with `in_flight` micro-batches of activations, the allocator's share of them on top.
+MemoryBreakdown with_in_flight(const StageClass& k, double in_flight, double fragmentation) {
+    MemoryBreakdown mem = k.at0;
+    mem.add_activations(in_flight * k.act_per_mb, fragmentation);
+    return mem;
+}
+
 /// Each stage's memory at its in-flight count, the allocator's `fragmentation` share of the activations
 /// on top; the fullest (the first of equals) decides whether the layout fits.
 void place_memory(const Scratch& x, const std::vector<double>& in_flight, double fragmentation, Plan& plan) {
@@ -173,9 +180,7 @@ void place_memory(const Scratch& x, const std::vector<double>& in_flight, double
     bool worst_over = false;
     double worst = -1;
     for (size_t i = 0; i < x.stages.size(); ++i) {
-        const StageClass& k = x.classes[x.class_of[i]];
-        MemoryBreakdown mem = k.at0;
-        mem.add_activations(in_flight[i] * k.act_per_mb, fragmentation);
+        const MemoryBreakdown mem = with_in_flight(x.classes[x.class_of[i]], in_flight[i], fragmentation);
         const bool over = mem.allocated_bytes() + mem.runtime_bytes > plan.capacity_bytes;
         const double key = mem.total_bytes();
         if ((over && !worst_over) || (over == worst_over && key > worst)) {
@@ -275,8 +280,8 @@ void report_stages(const Scratch& x, const PipelineResult& pipe, double fragment
     plan.stages.reserve(x.stages.size());
     for (size_t i = 0; i < x.stages.size(); ++i) {
         const StageClass& k = x.classes[x.class_of[i]];
-        StageReport r{x.stages[i], k.at0, pipe.in_flight[i], k.times, k.act_per_mb};
-        r.memory.add_activations(pipe.in_flight[i] * k.act_per_mb, fragmentation);
+        StageReport r{x.stages[i], with_in_flight(k, pipe.in_flight[i], fragmentation), pipe.in_flight[i], k.times,
+                      k.act_per_mb};
         r.memory.trim_cache(plan.capacity_bytes);
         plan.stages.push_back(r);
     }
@@ -305,17 +310,17 @@ void add_dp_terms(const Layout& l, const StageParams& owned, int64_t units, cons
         if (part.params <= 0) continue;
         const GroupPlacement& g = part.axis == Axis::dp ? dense_g : group(plan.groups, Axis::edp);
         if (g.size <= 1) continue;
-        Traffic red = dp_reduce_traffic(part.params * gbytes, l.zero, g, fabric);
-        Traffic gat = dp_gather_traffic(part.params * 2.0, g, fabric);
-        if (l.zero >= 3 && l.pp == 1 && units > 1) {
-            // FSDP gathers and reduces one unit (a transformer block) at a time: each unit's collective
-            // pays the group's latency, its bytes the bandwidth.
-            const double u = static_cast<double>(units);
-            const Traffic r1 = dp_reduce_traffic(part.params * gbytes / u, l.zero, g, fabric);
-            const Traffic g1 = dp_gather_traffic(part.params * 2.0 / u, g, fabric);
-            red.time_s = u * r1.time_s;
-            gat.time_s = u * g1.time_s;
-        }
+        // FSDP gathers and reduces one unit (a transformer block) at a time: each unit's collective pays
+        // the group's latency, its bytes the bandwidth. Other stages move the stage's parameters at once.
+        const double u = l.zero >= 3 && l.pp == 1 ? static_cast<double>(std::max<int64_t>(1, units)) : 1.0;
+        auto per_unit = [u](Traffic t) {  // u calls of one unit's size, reported as the stage's whole
+            t.buffer_bytes *= u;
+            t.wire_bytes *= u;
+            t.time_s *= u;
+            return t;
+        };
+        const Traffic red = per_unit(dp_reduce_traffic(part.params * gbytes / u, l.zero, g, fabric));
+        const Traffic gat = per_unit(dp_gather_traffic(part.params * 2.0 / u, g, fabric));
         CommTerm t;
         if (l.zero == 0) {
             t = term(Axis::dp, red, g, 1, std::max(0.0, red.time_s - bwd_window));
