@@ -346,11 +346,19 @@ TEST(Compute, FusedAttentionRunsAttnFusedTimesFlashAttentionTwo) {
         EXPECT_DOUBLE_EQ(flash.model_flops, fused.model_flops) << cl;
     }
     // Who runs which (framework_defaults): Transformer Engine's cuDNN kernel under Megatron-Core, NeMo and
-    // the JAX frameworks; FlashAttention-2 under the PyTorch frameworks, Megatron-DeepSpeed and unnamed ones.
+    // the JAX frameworks; FlashAttention-2 under the PyTorch frameworks and unnamed ones; the unfused core
+    // under Megatron-DeepSpeed (flash is opt-in there) and Megatron-LM before 2023 (no flash yet).
     EXPECT_EQ(framework_defaults("Megatron-Bridge / Megatron-Core (26.06 NeMo Container)").attention, AttentionKernel::fused);
     EXPECT_EQ(framework_defaults("MaxText (JAX)").attention, AttentionKernel::fused);
     EXPECT_EQ(framework_defaults("torchtitan (PyTorch FSDP2/DTensor)").attention, AttentionKernel::flash);
-    EXPECT_EQ(framework_defaults("Megatron-DeepSpeed (microsoft)").attention, AttentionKernel::flash);
+    EXPECT_EQ(framework_defaults("Megatron-DeepSpeed (microsoft)").attention, AttentionKernel::unfused);
+    EXPECT_EQ(framework_defaults("DeepSpeed ZeRO-3 (Hugging Face Trainer)").attention, AttentionKernel::flash);
+    EXPECT_EQ(framework_defaults("Megatron-LM (2021)").attention, AttentionKernel::unfused);
+    EXPECT_EQ(framework_defaults("Megatron-LM 2022").attention, AttentionKernel::unfused);
+    EXPECT_EQ(framework_defaults("Megatron-LM (2023)").attention, AttentionKernel::fused);
+    EXPECT_EQ(framework_defaults("Megatron-LM").attention, AttentionKernel::fused);
+    EXPECT_EQ(framework_defaults("Megatron-Core r0.2022").attention, AttentionKernel::fused);   // a version, not a year
+    EXPECT_EQ(framework_defaults("NeMo 24.07 (Megatron-Core), 20221 steps").attention, AttentionKernel::fused);
     EXPECT_EQ(framework_defaults("HAI-LLM").attention, AttentionKernel::flash);
     EXPECT_EQ(framework_defaults("").attention, Layout{}.attention_kernel);
     // Megatron-Bridge's MoE configs overlap the expert all-to-alls on H100 (moe_a2a_overlap set), not on

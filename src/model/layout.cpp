@@ -1,5 +1,8 @@
 #include "shardplan/layout.h"
 
+#include <cctype>
+#include <string>
+
 #include <fmt/format.h>
 
 #include "shardplan/hardware.h"
@@ -51,13 +54,34 @@ bool recomputes(const Layout& l, RecomputeModule module) {
     return (set & module_bit(module)) != 0;
 }
 
+namespace {
+/// Whether `f` names a year from 2017 to 2022 as a number of its own ("Megatron-LM (2022)"; not
+/// "r0.2022" or "20221").
+bool names_year_before_2023(const std::string& f) {
+    auto digit = [&](size_t i) { return i < f.size() && std::isdigit(static_cast<unsigned char>(f[i])) != 0; };
+    for (size_t i = 0; i + 4 <= f.size(); ++i) {
+        if (i > 0 && (digit(i - 1) || f[i - 1] == '.')) continue;
+        if (digit(i + 4) || !digit(i) || !digit(i + 1) || !digit(i + 2) || !digit(i + 3)) continue;
+        int year = 0;
+        for (size_t k = i; k < i + 4; ++k) year = 10 * year + (f[k] - '0');
+        if (year >= 2017 && year <= 2022) return true;
+    }
+    return false;
+}
+}  // namespace
+
 FrameworkDefaults framework_defaults(const std::string& framework, const std::string& generation, Precision precision) {
     const std::string f = ascii_lower(framework);
     FrameworkDefaults d;
     const bool nanotron = f.find("nanotron") != std::string::npos;
     const std::string family = framework_family(framework);
-    if ((family == "megatron" && f.find("deepspeed") == std::string::npos) || family == "jax")
-        d.attention = AttentionKernel::fused;
+    const bool deepspeed = f.find("deepspeed") != std::string::npos;
+    if ((family == "megatron" && !deepspeed) || family == "jax") d.attention = AttentionKernel::fused;
+    // The unfused core (scores by baddbmm, Megatron's fused scale-mask-softmax, dropout, bmm) is what
+    // Megatron-DeepSpeed runs unless told (its --use-flash-attn-v1/-v2/-triton are store_true flags,
+    // megatron/arguments.py), and all Megatron-LM had before FlashAttention reached it in 2023
+    // (--use-flash-attn): Korthikanti et al. 2022 and BLOOM stored the scores.
+    if (family == "megatron" && (deepspeed || names_year_before_2023(f))) d.attention = AttentionKernel::unfused;
     if (nanotron || f.find("torchtitan") != std::string::npos) d.kernels = Kernels::eager;
     // torchtitan's run_train.sh launches with PYTORCH_ALLOC_CONF="expandable_segments:True".
     if (f.find("torchtitan") != std::string::npos) d.allocator = Allocator::expandable;
