@@ -415,6 +415,40 @@ TEST(Compute, HostLaunchCostShowsInFullOnTinyLayersAndFadesOnLargeOnes) {
     EXPECT_GT(layer_work(preset_model("llama3-8b"), c, one, false).fwd_s, 0.99e-3);  // a tiny one waits on it all
 }
 
+// Gradient accumulation as a pass of its own (eager kernels: nanotron, torchtitan) after each
+// micro-batch's backward: 2 + 2·4 = 10 bytes a parameter into fp32, 2 + 2·2 = 6 into bf16, over HBM at
+// hbm × its bandwidth. Llama 3 8B layer at TP 2: attention 4096·(4096 + 2·1024 + 4096) = 41,943,040 and
+// MLP 3·4096·14336 = 176,160,768, halved by TP, plus 2·4096 norm weights: 109,060,096 parameters, so
+// 1,090,600,960 bytes. Megatron's fused wgrad accumulation has none; FSDP without PP accumulates its shard.
+TEST(Compute, EagerGradientAccumulationIsAnHbmPassPerMicroBatch) {
+    const ClusterSpec c = preset_cluster("dgx-h100");
+    const ModelSpec m = preset_model("llama3-8b");
+    const double hbm = c.gpu.hbm_Bps * c.gpu.eff.hbm;
+    Layout fused;
+    fused.tp = 2;
+    fused.dp = 4;
+    fused.kernels = Kernels::fused;
+    fused.grad_dtype = GradDtype::fp32;
+    Layout eager = fused;
+    eager.kernels = Kernels::eager;
+    EXPECT_DOUBLE_EQ(grad_accum_s(1e9, c, fused), 0.0);
+    EXPECT_NEAR(grad_accum_s(1e9, c, eager), 1e10 / hbm, 1e-15);
+    const LayerWork f = layer_work(m, c, fused, false), e = layer_work(m, c, eager, false);
+    EXPECT_DOUBLE_EQ(f.grad_accum_s, 0.0);
+    EXPECT_NEAR(e.grad_accum_s, 1'090'600'960.0 / hbm, 1e-12);
+    EXPECT_NEAR(e.bwd_s - f.bwd_s, e.grad_accum_s, 1e-12);
+    EXPECT_NEAR(e.wgrad_s - f.wgrad_s, e.grad_accum_s, 1e-12);
+    EXPECT_DOUBLE_EQ(e.fwd_s, f.fwd_s);
+    Layout bf16 = eager;
+    bf16.grad_dtype = GradDtype::bf16;
+    EXPECT_NEAR(layer_work(m, c, bf16, false).grad_accum_s, 654'360'576.0 / hbm, 1e-12);
+    Layout fsdp = eager;
+    fsdp.zero = 3;
+    EXPECT_NEAR(layer_work(m, c, fsdp, false).grad_accum_s, e.grad_accum_s / 4.0, 1e-12);  // its shard of dp 4
+    fsdp.pp = 2;
+    EXPECT_DOUBLE_EQ(accumulated_params(8.0, 4.0, fsdp), 8.0);  // under PP FSDP keeps unsharded gradients
+}
+
 // Full recomputation replays each layer's forward with its 2 TP collectives; the block method only the
 // first N layers'. Llama 3 8B at TP 8 on 8 GPUs, 32 layers, 4 micro-batches: uniform 32 · 4 · (4 + 2) =
 // 768 TP calls per step; block N = 4: 32 · 4 · 4 + 4 · 4 · 2 = 544.

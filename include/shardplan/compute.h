@@ -30,6 +30,7 @@ struct LayerWork {
     double recompute_s = 0;      // time of the recomputed forward part, paid during the backward
     double attn_fwd_s = 0;       // attention core forward alone (CP hides its ring traffic under it)
     double gemm_fwd_s = 0;       // the linear layers' GEMMs forward alone (TP overlap hides its traffic under them)
+    double grad_accum_s = 0;     // part of bwd_s and wgrad_s: adding the gradients into the accumulation buffer
 };
 
 /// η of one GEMM of shape M×N×K in this precision: the precision's fitted peak share, the small-dimension
@@ -39,6 +40,17 @@ double gemm_efficiency(const Efficiency& e, Precision p, double M, double N, dou
 /// The share of the SMs' tile slots an M×N output fills: 128×128 output tiles, ⌈tiles / sms⌉ waves
 /// (NVIDIA, "Matrix Multiplication Background User's Guide", tile and wave quantization). 1 with sms 0.
 double tile_utilization(double M, double N, int64_t sms);
+
+/// The HBM pass after each micro-batch's backward that adds `params` 16-bit gradients into the
+/// accumulation buffer (read the gradient, read and write the buffer: 2 + 2 × 4 bytes a parameter into
+/// fp32, 2 + 2 × 2 into 16-bit), where the framework runs it as its own kernel (eager kernels: nanotron's
+/// FP32GradientAccumulator, PyTorch's AccumulateGrad); 0 where the weight-gradient GEMM accumulates into
+/// the buffer itself (Megatron's gradient_accumulation_fusion, the fused kernels).
+double grad_accum_s(double params, const ClusterSpec& c, const Layout& l);
+/// Of the `held` parameters of a layer on this GPU, those whose gradients each micro-batch accumulates:
+/// all of them, or their shard over `dp_shards` where FSDP reduce-scatters every micro-batch (ZeRO-3
+/// without PP).
+double accumulated_params(double held, double dp_shards, const Layout& l);
 
 LayerWork layer_work(const ModelSpec& m, const ClusterSpec& c, const Layout& l, bool moe_layer);
 /// LM head + loss on the last stage (and nothing for the embedding lookup, which is a gather).

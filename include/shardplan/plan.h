@@ -105,11 +105,14 @@ struct Plan {
 /// only on the fields in `key`, so a search can compute it once and share it across ZeRO stages and
 /// rank orders of the same model on the same cluster.
 struct StepWork {
+    using Key = std::array<int64_t, 12>;
     LayerWork dense, moe, head;
     LayerMemory memory;
-    std::array<int64_t, 10> key{};
+    Key key{};
 };
 StepWork step_work(const ModelSpec& m, const ClusterSpec& c, const Layout& l);
+/// The layout fields a StepWork depends on.
+StepWork::Key work_key(const Layout& l);
 
 /// How much of the step evaluate_into() computes.
 enum class Depth {

@@ -196,13 +196,23 @@ LayerWork layer_work(const ModelSpec& m, const ClusterSpec& c, const Layout& l, 
     const double overhead = c.gpu.eff.layer_overhead_s;
     const Gemms& g = x.g;
 
+    // The layer's parameters on this GPU, for the gradient accumulation pass.
+    const LayerParams lp = layer_params(m, moe_layer);
+    const double dense_params = static_cast<double>(lp.attn + lp.mlp) / tp + static_cast<double>(lp.router + lp.replicated);
+    const double expert_params = static_cast<double>(lp.experts) / static_cast<double>(l.ep * effective_etp(l));
+
     LayerWork w;
     w.attn_fwd_s = attn_fwd_s;
     w.gemm_fwd_s = g.time_s;
     w.fwd_s = with_host_s(g.time_s + attn_fwd_s + elem_s, overhead / 3.0);
-    // Backward: input- and weight-gradient GEMMs (2 × forward), attention backward, element-wise × 2.
-    w.wgrad_s = g.time_s;
-    w.bwd_s = with_host_s(2.0 * g.time_s + kAttnBwdFactor * attn_fwd_s + 2.0 * elem_s, 2.0 * overhead / 3.0);
+    // Backward: input- and weight-gradient GEMMs (2 × forward), attention backward, element-wise × 2, and
+    // the gradients' accumulation where it is a pass of its own.
+    w.grad_accum_s = grad_accum_s(accumulated_params(dense_params, static_cast<double>(l.dp * l.cp), l) +
+                                      accumulated_params(expert_params, static_cast<double>(expert_dp(l)), l),
+                                  c, l);
+    w.wgrad_s = g.time_s + w.grad_accum_s;
+    w.bwd_s = with_host_s(2.0 * g.time_s + kAttnBwdFactor * attn_fwd_s + 2.0 * elem_s, 2.0 * overhead / 3.0) +
+              w.grad_accum_s;
     w.model_flops = 3.0 * (g.flops + attn_flops);
     switch (l.recompute) {
         case Recompute::full:
@@ -228,10 +238,14 @@ LayerWork head_work(const ModelSpec& m, const ClusterSpec& c, const Layout& l) {
     add_gemm(g, c, Precision::bf16, T, V / tp, h);  // the output layer stays in bf16 under fp8 recipes
     // Softmax cross-entropy over fp32 logits: write, read for max/sum, write the gradient.
     const double ce_s = 3.0 * T * V / tp * 4.0 / (c.gpu.hbm_Bps * c.gpu.eff.hbm);
+    // The output layer's gradients (and at PP 1 an untied input embedding's, on the same GPU) accumulate
+    // like a layer's; under PP the first stage's embedding pass is left out.
+    const double head_params = V * h / tp * (l.pp == 1 && !m.tied_embeddings ? 2.0 : 1.0);
     LayerWork w;
+    w.grad_accum_s = grad_accum_s(accumulated_params(head_params, static_cast<double>(l.dp * l.cp), l), c, l);
     w.fwd_s = g.time_s + ce_s;
-    w.wgrad_s = g.time_s;
-    w.bwd_s = 2.0 * g.time_s + ce_s;
+    w.wgrad_s = g.time_s + w.grad_accum_s;
+    w.bwd_s = 2.0 * g.time_s + ce_s + w.grad_accum_s;
     w.model_flops = 3.0 * g.flops;
     return w;
 }
@@ -250,6 +264,16 @@ double model_flops_per_token(const ModelSpec& m, int64_t seq_len) {
     const double attn = static_cast<double>(m.layers) * static_cast<double>(seq_len) *
                         static_cast<double>(q_width(m) + attn_out_width(m));  // causal: s·a·(d_qk + d_v) per token fwd
     return 6.0 * params + 3.0 * attn;
+}
+
+double grad_accum_s(double params, const ClusterSpec& c, const Layout& l) {
+    if (l.kernels != Kernels::eager || params <= 0) return 0.0;
+    const double buffer = l.grad_dtype == GradDtype::fp32 ? 4.0 : 2.0;
+    return params * (kElemBytes + 2.0 * buffer) / (c.gpu.hbm_Bps * c.gpu.eff.hbm);
+}
+
+double accumulated_params(double held, double dp_shards, const Layout& l) {
+    return l.zero >= 3 && l.pp == 1 ? held / std::max(1.0, dp_shards) : held;
 }
 
 double optimizer_step_s(double params_owned, GradDtype g, const ClusterSpec& c) {

@@ -186,11 +186,7 @@ void run_shape(const ModelSpec& m, const ClusterSpec& c, const Layout& base, con
                             l.recompute = rc;
                             l.sequence_parallel = seqpar;
                             ++out.evaluated;
-                            if (work.key != std::array<int64_t, 10>{l.tp, l.cp, l.ep, effective_etp(l), l.micro_batch,
-                                                                    l.seq_len, l.sequence_parallel ? 1 : 0,
-                                                                    static_cast<int64_t>(l.precision),
-                                                                    static_cast<int64_t>(l.recompute), 1})
-                                work = step_work(m, c, l);
+                            if (work.key != work_key(l)) work = step_work(m, c, l);
                             // Exact pruning, independent of threads: this shape's own top list already
                             // holds `top` layouts faster than any this variant could be, so the global
                             // top list cannot want it; only whether it fits is still counted.
