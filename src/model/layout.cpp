@@ -141,7 +141,10 @@ uint32_t op_level_selective_modules() {
 std::string recompute_modules_string(const Layout& l) {
     std::string out;
     for (const auto& [m, name] : EnumNames<RecomputeModule>::table)
-        if (recomputes(l, m)) out += (out.empty() ? "" : ",") + std::string(name);
+        if (recomputes(l, m)) {
+            if (!out.empty()) out += ',';
+            out.append(name);
+        }
     return out;
 }
 
