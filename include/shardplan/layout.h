@@ -77,6 +77,9 @@ int64_t effective_etp(const Layout& l);
 int64_t rank_chunks(const Layout& l);
 /// Whether TP traffic runs under the GEMMs: tp > 1, tp_comm_overlap and sequence parallelism.
 bool overlaps_tp(const Layout& l);
+/// Whether FSDP gathers the parameters and reduce-scatters the gradients one unit (a transformer block)
+/// at a time for every micro-batch: ZeRO-3 without PP (under PP it gathers each stage once per step).
+bool fsdp_per_micro_batch(const Layout& l);
 /// Whether the MoE all-to-alls run under another micro-batch's computation: DualPipe, or
 /// ep_comm_overlap with ep > 1, two micro-batches or more, and the interleaved schedule when pp > 1
 /// (Megatron's prerequisites for --overlap-moe-expert-parallel-comm).

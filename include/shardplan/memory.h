@@ -83,6 +83,9 @@ struct LayerMemory {
 };
 LayerMemory layer_memory(const ModelSpec& m, const Layout& l);
 
+/// One layer's parameters on one GPU: `dense` (attention and dense MLP ÷ tp, router and norms
+/// replicated), `expert` (routed experts ÷ ep·etp); nothing else set.
+StageParams layer_params_on_gpu(const LayerParams& x, const Layout& l);
 StageParams stage_params(const ModelSpec& m, const Layout& l, const Stage& s);
 StageParams stage_params(const ModelSpec& m, const Layout& l, const Stage& s, const LayerMemory& lm);
 

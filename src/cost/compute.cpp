@@ -8,6 +8,7 @@
 
 #include "shardplan/hardware.h"
 #include "shardplan/layout.h"
+#include "shardplan/memory.h"
 #include "shardplan/model.h"
 
 namespace shardplan {
@@ -197,9 +198,7 @@ LayerWork layer_work(const ModelSpec& m, const ClusterSpec& c, const Layout& l, 
     const Gemms& g = x.g;
 
     // The layer's parameters on this GPU, for the gradient accumulation pass.
-    const LayerParams lp = layer_params(m, moe_layer);
-    const double dense_params = static_cast<double>(lp.attn + lp.mlp) / tp + static_cast<double>(lp.router + lp.replicated);
-    const double expert_params = static_cast<double>(lp.experts) / static_cast<double>(l.ep * effective_etp(l));
+    const StageParams held = layer_params_on_gpu(layer_params(m, moe_layer), l);
 
     LayerWork w;
     w.attn_fwd_s = attn_fwd_s;
@@ -207,8 +206,8 @@ LayerWork layer_work(const ModelSpec& m, const ClusterSpec& c, const Layout& l, 
     w.fwd_s = with_host_s(g.time_s + attn_fwd_s + elem_s, overhead / 3.0);
     // Backward: input- and weight-gradient GEMMs (2 × forward), attention backward, element-wise × 2, and
     // the gradients' accumulation where it is a pass of its own.
-    w.grad_accum_s = grad_accum_s(accumulated_params(dense_params, static_cast<double>(l.dp * l.cp), l) +
-                                      accumulated_params(expert_params, static_cast<double>(expert_dp(l)), l),
+    w.grad_accum_s = grad_accum_s(accumulated_params(held.dense, static_cast<double>(l.dp * l.cp), l) +
+                                      accumulated_params(held.expert, static_cast<double>(expert_dp(l)), l),
                                   c, l);
     w.wgrad_s = g.time_s + w.grad_accum_s;
     w.bwd_s = with_host_s(2.0 * g.time_s + kAttnBwdFactor * attn_fwd_s + 2.0 * elem_s, 2.0 * overhead / 3.0) +
@@ -273,7 +272,7 @@ double grad_accum_s(double params, const ClusterSpec& c, const Layout& l) {
 }
 
 double accumulated_params(double held, double dp_shards, const Layout& l) {
-    return l.zero >= 3 && l.pp == 1 ? held / std::max(1.0, dp_shards) : held;
+    return fsdp_per_micro_batch(l) ? held / std::max(1.0, dp_shards) : held;
 }
 
 double optimizer_step_s(double params_owned, GradDtype g, const ClusterSpec& c) {

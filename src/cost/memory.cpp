@@ -177,22 +177,25 @@ StageParams stage_params(const ModelSpec& m, const Layout& l, const Stage& s) {
     return stage_params(m, l, s, layer_memory(m, l));
 }
 
+StageParams layer_params_on_gpu(const LayerParams& x, const Layout& l) {
+    StageParams p;
+    p.dense = static_cast<double>(x.attn + x.mlp) / static_cast<double>(l.tp) + static_cast<double>(x.router + x.replicated);
+    p.expert = static_cast<double>(x.experts) / static_cast<double>(l.ep * effective_etp(l));
+    return p;
+}
+
 StageParams stage_params(const ModelSpec& m, const Layout& l, const Stage& s, const LayerMemory& lm) {
-    const double tp = static_cast<double>(l.tp);
-    const double ep_etp = static_cast<double>(l.ep * effective_etp(l));
     StageParams p;
     const int64_t n_dense = s.layers - s.moe_layers;
-    auto local = [&](const LayerParams& x) {
-        return static_cast<double>(x.attn + x.mlp) / tp + static_cast<double>(x.router + x.replicated);
-    };
-    p.dense = static_cast<double>(n_dense) * local(lm.dense);
-    p.largest_layer = n_dense > 0 ? local(lm.dense) : 0;
+    const StageParams dense = layer_params_on_gpu(lm.dense, l), moe = layer_params_on_gpu(lm.moe, l);
+    p.dense = static_cast<double>(n_dense) * dense.dense;
+    p.largest_layer = n_dense > 0 ? dense.dense : 0;
     if (s.moe_layers > 0) {
-        p.dense += static_cast<double>(s.moe_layers) * local(lm.moe);
-        p.expert = static_cast<double>(s.moe_layers) * static_cast<double>(lm.moe.experts) / ep_etp;
-        p.largest_layer = std::max(p.largest_layer, local(lm.moe) + static_cast<double>(lm.moe.experts) / ep_etp);
+        p.dense += static_cast<double>(s.moe_layers) * moe.dense;
+        p.expert = static_cast<double>(s.moe_layers) * moe.expert;
+        p.largest_layer = std::max(p.largest_layer, moe.total());
     }
-    const double vh = static_cast<double>(m.vocab * m.hidden) / tp;
+    const double vh = static_cast<double>(m.vocab * m.hidden) / static_cast<double>(l.tp);
     if (s.first) p.embedding += vh;
     // The last stage holds the output layer; with tied embeddings on PP > 1 it keeps its own copy.
     if (s.last && (!m.tied_embeddings || !s.first)) p.embedding += vh;

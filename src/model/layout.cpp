@@ -113,6 +113,8 @@ FrameworkDefaults framework_defaults(const std::string& framework, const std::st
     return d;
 }
 
+bool fsdp_per_micro_batch(const Layout& l) { return l.zero >= 3 && l.pp == 1; }
+
 bool overlaps_tp(const Layout& l) { return l.tp > 1 && l.tp_comm_overlap && l.sequence_parallel; }
 
 bool overlaps_ep(const Layout& l) {

@@ -55,7 +55,7 @@ void finish_step(Plan& p, const Layout& l, const ClusterSpec& c) {
 
 StepWork::Key work_key(const Layout& l) {
     // An eager framework's gradient accumulation pass (compute.h) reads zero, pp and the DP shards as well.
-    const bool eager = l.kernels == Kernels::eager, fsdp_shards = eager && l.zero >= 3 && l.pp == 1;
+    const bool eager = l.kernels == Kernels::eager, fsdp_shards = eager && fsdp_per_micro_batch(l);
     return {l.tp, l.cp, l.ep, effective_etp(l), l.micro_batch, l.seq_len, l.sequence_parallel ? 1 : 0,
             static_cast<int64_t>(l.precision), static_cast<int64_t>(l.recompute), fsdp_shards ? l.dp * l.cp : 0,
             fsdp_shards ? expert_dp(l) : 0, eager && l.pp == 1 ? 1 : 0};
@@ -313,7 +313,7 @@ void add_dp_terms(const Layout& l, const StageParams& owned, int64_t units, cons
         if (g.size <= 1) continue;
         // FSDP gathers and reduces one unit (a transformer block) at a time: each unit's collective pays
         // the group's latency, its bytes the bandwidth. Other stages move the stage's parameters at once.
-        const double u = l.zero >= 3 && l.pp == 1 ? static_cast<double>(std::max<int64_t>(1, units)) : 1.0;
+        const double u = fsdp_per_micro_batch(l) ? static_cast<double>(std::max<int64_t>(1, units)) : 1.0;
         auto per_unit = [u](Traffic t) {  // u calls of one unit's size, reported as the stage's whole
             t.buffer_bytes *= u;
             t.wire_bytes *= u;
