@@ -36,11 +36,15 @@ void add_scenario_flags(CLI::App& cmd, ScenarioFlags& f, bool with_degrees, bool
         cmd.add_option("--kernels", f.kernels, "fused | eager (PyTorch ops one by one, as torchtitan and nanotron run them)");
         cmd.add_option("--framework", f.framework,
                        "The framework that runs it (Megatron-LM, torchtitan, nanotron, ...): its defaults for --kernels, "
-                       "--stage-split, --grad-buckets, --allocator, --tp-comm-overlap and --ep-comm-overlap");
+                       "--stage-split, --grad-buckets, --grad-accumulation, --allocator, --tp-comm-overlap and --ep-comm-overlap");
         cmd.add_option("--stage-split", f.stage_split,
                        "even | cost (nanotron: stages take layers until their compute cost, LM head included, passes their share)");
         cmd.add_option("--grad-buckets", f.grad_buckets,
-                       "views | copies (PyTorch DDP's buckets hold a second copy of the gradients, as nanotron runs it)");
+                       "views | copies (PyTorch DDP's buckets hold a second copy of the gradients, as nanotron runs it) | "
+                       "low_precision (DeepSpeed's BF16 optimizer keeps each bf16 gradient beside its fp32 one)");
+        cmd.add_option("--grad-accumulation", f.grad_accumulation,
+                       "fused | eager (a pass adds each micro-batch's 16-bit gradients to fp32 buffers: nanotron, torchtitan, "
+                       "DeepSpeed with bf16; fused: Megatron's --gradient-accumulation-fusion; default: the framework's)");
         cmd.add_option("--allocator", f.allocator,
                        "classic | expandable (PyTorch's expandable_segments, as torchtitan launches: the caching allocator "
                        "holds almost nothing beyond what is allocated; default: the framework's)");
@@ -85,6 +89,7 @@ Case resolve_base(const ScenarioFlags& f) {
     base.stage_split = f.stage_split;
     base.framework = f.framework;
     base.grad_buckets = f.grad_buckets;
+    base.grad_accumulation = f.grad_accumulation;
     base.allocator = f.allocator;
     base.dropout = f.dropout;
     base.tp_recompute_allgather = f.tp_recompute_allgather;

@@ -432,6 +432,44 @@ TEST(Import, TorchtitanKernelsFollowTorchCompile) {
     EXPECT_EQ(import_launch(Framework::torchtitan, e.text, ctx, "t").c.layout.kernels, Kernels::eager);
     EXPECT_EQ(import_launch(Framework::torchtitan, e.text + "\n[compile]\nenable = true\n", ctx, "t").c.layout.kernels,
               Kernels::fused);
+    // Compiled or not, FSDP2 adds each micro-batch's gradients in a pass of its own.
+    EXPECT_EQ(import_launch(Framework::torchtitan, e.text + "\n[compile]\nenable = true\n", ctx, "t").c.layout.grad_accumulation,
+              GradAccumulation::eager);
+}
+
+// Megatron's --no-gradient-accumulation-fusion is grad_accumulation eager, both ways; without it the
+// weight-gradient GEMM accumulates into main_grad (fused). A DeepSpeed config with bf16 runs its BF16
+// optimizer (eager accumulation, bf16 gradients kept: grad_buckets low_precision); with fp16 neither.
+TEST(Import, GradientAccumulationFusionRoundTripsAndDeepSpeedBf16IsEager) {
+    const ModelSpec m = preset_model("llama3-8b");
+    ClusterSpec c = preset_cluster("dgx-h100");
+    c.gpus = 8;
+    Layout l;
+    l.tp = 2;
+    l.dp = 4;
+    l.global_batch = 32;
+    ImportContext ctx;
+    ctx.model = m;
+    ctx.cluster = c;
+    ctx.gpus = 8;
+    for (GradAccumulation g : {GradAccumulation::fused, GradAccumulation::eager}) {
+        l.grad_accumulation = g;
+        const Export e = export_config(m, c, l, Framework::megatron);
+        ASSERT_FALSE(e.refusal) << *e.refusal;
+        EXPECT_EQ(e.text.find("--no-gradient-accumulation-fusion") != std::string::npos, g == GradAccumulation::eager);
+        EXPECT_EQ(import_launch(Framework::megatron, e.text, ctx, "exported").c.layout.grad_accumulation, g);
+    }
+    ctx.seq_len = 4096;
+    const std::string bf16 = R"({"train_batch_size": 32, "train_micro_batch_size_per_gpu": 1, "gradient_accumulation_steps": 4,
+        "bf16": {"enabled": true}, "zero_optimization": {"stage": 1}})";
+    const Layout b = import_launch(Framework::deepspeed, bf16, ctx, "ds").c.layout;
+    EXPECT_EQ(b.grad_accumulation, GradAccumulation::eager);
+    EXPECT_EQ(b.grad_buckets, GradBuckets::low_precision);
+    const std::string fp16 = R"({"train_batch_size": 32, "train_micro_batch_size_per_gpu": 1, "gradient_accumulation_steps": 4,
+        "fp16": {"enabled": true}, "zero_optimization": {"stage": 1}})";
+    const Layout h = import_launch(Framework::deepspeed, fp16, ctx, "ds").c.layout;
+    EXPECT_EQ(h.grad_accumulation, GradAccumulation::fused);
+    EXPECT_EQ(h.grad_buckets, GradBuckets::views);
 }
 
 // DeepSeek-V3 fully sharded over 2,048 H800 with EP 64, the MoE round trips' job.

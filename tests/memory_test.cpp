@@ -380,6 +380,38 @@ TEST(Memory, DdpBucketCopiesAddTheGradientsOnceMoreWhenThereIsDataParallelism) {
     EXPECT_DOUBLE_EQ(stage_memory(m, c, l, s, 1.0).grads_bytes, fsdp.grads_bytes);
 }
 
+// DeepSpeed's BF16 optimizer (grad_buckets low_precision) keeps every bf16 gradient beside the fp32 flat
+// buffer it adds them to, at any dp, under ZeRO-0 and -1: 2 B per parameter more than the fp32 gradients
+// alone. Llama 3 8B on one stage: 4 + 2 = 6 B × 8,030,261,248 = 48,181,567,488 B at dp 1 and dp 8 alike;
+// under ZeRO-2 the gradients are reduced and partitioned as they come, so nothing is added.
+TEST(Memory, DeepSpeedBf16OptimizerKeepsTheBf16GradientsBesideTheFp32Ones) {
+    const ModelSpec m = preset_model("llama3-8b");
+    const ClusterSpec c = preset_cluster("dgx-h100");
+    Layout l;
+    l.grad_dtype = GradDtype::fp32;
+    l.grad_buckets = GradBuckets::low_precision;
+    l.zero = 1;
+    const Stage s = whole(m);
+    EXPECT_DOUBLE_EQ(stage_memory(m, c, l, s, 1.0).grads_bytes, 48'181'567'488.0);
+    l.dp = 8;
+    l.global_batch = 8;
+    EXPECT_DOUBLE_EQ(stage_memory(m, c, l, s, 1.0).grads_bytes, 48'181'567'488.0);
+    l.zero = 2;
+    const double zero2 = stage_memory(m, c, l, s, 1.0).grads_bytes;
+    l.grad_buckets = GradBuckets::views;
+    EXPECT_DOUBLE_EQ(stage_memory(m, c, l, s, 1.0).grads_bytes, zero2);
+    // Megatron-DeepSpeed with bf16 runs that way by default, and with fp16 (its FP16 optimizer) does not.
+    const FrameworkDefaults bf16 = framework_defaults("Megatron-DeepSpeed (BigScience)", "ampere", Precision::bf16);
+    EXPECT_EQ(bf16.grad_buckets, GradBuckets::low_precision);
+    EXPECT_EQ(bf16.grad_accumulation, GradAccumulation::eager);
+    EXPECT_EQ(bf16.kernels, Kernels::fused);
+    const FrameworkDefaults fp16 = framework_defaults("Megatron-DeepSpeed (BigScience)", "ampere", Precision::fp16);
+    EXPECT_EQ(fp16.grad_buckets, GradBuckets::views);
+    EXPECT_EQ(fp16.grad_accumulation, GradAccumulation::fused);
+    EXPECT_EQ(framework_defaults("Megatron-LM", "hopper", Precision::bf16).grad_accumulation, GradAccumulation::fused);
+    EXPECT_EQ(framework_defaults("nanotron", "hopper", Precision::bf16).grad_accumulation, GradAccumulation::eager);
+}
+
 // The classic caching allocator holds fragmentation (0.2) × activations on top of them; expandable
 // segments hold none (torchtitan's default). Llama 3 8B, one micro-batch in flight on one H100: the
 // reserved figure exceeds allocated by exactly 0.2 × activations, or not at all. The cache yields to

@@ -415,8 +415,8 @@ TEST(Compute, HostLaunchCostShowsInFullOnTinyLayersAndFadesOnLargeOnes) {
     EXPECT_GT(layer_work(preset_model("llama3-8b"), c, one, false).fwd_s, 0.99e-3);  // a tiny one waits on it all
 }
 
-// Gradient accumulation as a pass of its own (eager kernels: nanotron, torchtitan) after each
-// micro-batch's backward: 2 + 2·4 = 10 bytes a parameter into fp32, 2 + 2·2 = 6 into bf16, over HBM at
+// Gradient accumulation as a pass of its own (grad_accumulation eager: nanotron, torchtitan, DeepSpeed's
+// BF16 optimizer; whatever the kernels) after each micro-batch's backward: 2 + 2·4 = 10 bytes a parameter into fp32, 2 + 2·2 = 6 into bf16, over HBM at
 // hbm × its bandwidth. Llama 3 8B layer at TP 2: attention 4096·(4096 + 2·1024 + 4096) = 41,943,040 and
 // MLP 3·4096·14336 = 176,160,768, halved by TP, plus 2·4096 norm weights: 109,060,096 parameters, so
 // 1,090,600,960 bytes. Megatron's fused wgrad accumulation has none; FSDP without PP accumulates its shard.
@@ -428,9 +428,10 @@ TEST(Compute, EagerGradientAccumulationIsAnHbmPassPerMicroBatch) {
     fused.tp = 2;
     fused.dp = 4;
     fused.kernels = Kernels::fused;
+    fused.grad_accumulation = GradAccumulation::fused;
     fused.grad_dtype = GradDtype::fp32;
     Layout eager = fused;
-    eager.kernels = Kernels::eager;
+    eager.grad_accumulation = GradAccumulation::eager;  // Megatron-DeepSpeed: fused kernels, eager accumulation
     EXPECT_DOUBLE_EQ(grad_accum_s(1e9, c, fused), 0.0);
     EXPECT_NEAR(grad_accum_s(1e9, c, eager), 1e10 / hbm, 1e-15);
     const LayerWork f = layer_work(m, c, fused, false), e = layer_work(m, c, eager, false);

@@ -43,9 +43,10 @@ double tile_utilization(double M, double N, int64_t sms);
 
 /// The HBM pass after each micro-batch's backward that adds `params` 16-bit gradients into the
 /// accumulation buffer (read the gradient, read and write the buffer: 2 + 2 × 4 bytes a parameter into
-/// fp32, 2 + 2 × 2 into 16-bit), where the framework runs it as its own kernel (eager kernels: nanotron's
-/// FP32GradientAccumulator, PyTorch's AccumulateGrad); 0 where the weight-gradient GEMM accumulates into
-/// the buffer itself (Megatron's gradient_accumulation_fusion, the fused kernels).
+/// fp32, 2 + 2 × 2 into 16-bit), where the framework runs it as its own kernel (layout.grad_accumulation
+/// eager: nanotron's FP32GradientAccumulator, PyTorch's AccumulateGrad, DeepSpeed's BF16 optimizer); 0
+/// where the weight-gradient GEMM accumulates into the buffer itself (fused: Megatron's
+/// --gradient-accumulation-fusion).
 double grad_accum_s(double params, const ClusterSpec& c, const Layout& l);
 /// Of the `held` parameters of a layer on this GPU, those whose gradients each micro-batch accumulates:
 /// all of them, or their shard over `dp_shards` where FSDP reduce-scatters every micro-batch (ZeRO-3

@@ -49,10 +49,19 @@ enum class StageSplit { even, cost };
 /// in the backward (N = 1: every layer's input); block recomputes only the first N layers of each chunk
 /// of a rank and keeps every activation of the rest.
 enum class RecomputeMethod { uniform, block };
-/// Where data parallelism reduces gradients from: views (the framework's own contiguous gradient buffer:
-/// Megatron's DDP, DeepSpeed, FSDP) or copies (PyTorch DistributedDataParallel with
-/// gradient_as_bucket_view off, as nanotron runs it: its buckets hold a second copy of the gradients).
-enum class GradBuckets { views, copies };
+/// What a GPU holds beside its main gradients: views (nothing: the framework's own contiguous gradient
+/// buffer, Megatron's DDP, DeepSpeed's ZeRO-2/3, FSDP), copies (PyTorch DistributedDataParallel with
+/// gradient_as_bucket_view off, as nanotron runs it: at dp > 1 its buckets hold a second copy of the
+/// gradients in the weights' dtype) or low_precision (DeepSpeed's BF16 optimizer, ZeRO-0/1: each
+/// parameter's bf16 gradient stays allocated beside the fp32 buffer it was added to, until the next
+/// backward clears it, whatever the dp).
+enum class GradBuckets { views, copies, low_precision };
+/// How gradients are accumulated over a step's micro-batches: fused (the weight-gradient GEMM adds into
+/// the fp32 main gradient itself: Megatron's --gradient-accumulation-fusion, on by default) or eager
+/// (backward writes each parameter's gradient in the weights' dtype, and the framework then adds it to
+/// its fp32 buffer, a pass over every parameter each micro-batch: nanotron's FP32GradientAccumulator,
+/// PyTorch's AccumulateGrad under torchtitan, DeepSpeed's BF16 optimizer `update_hp_grads`).
+enum class GradAccumulation { fused, eager };
 /// PyTorch's CUDA caching allocator: classic (fixed segments; freed blocks are cached and fragment) or
 /// expandable (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, as torchtitan's launch script sets:
 /// segments grow in place, so the cache holds almost nothing beyond what is allocated).
@@ -116,8 +125,12 @@ template <> struct EnumNames<RecomputeMethod> {
         {RecomputeMethod::uniform, "uniform"}, {RecomputeMethod::block, "block"}}};
 };
 template <> struct EnumNames<GradBuckets> {
-    static constexpr std::array<std::pair<GradBuckets, std::string_view>, 2> table{{
-        {GradBuckets::views, "views"}, {GradBuckets::copies, "copies"}}};
+    static constexpr std::array<std::pair<GradBuckets, std::string_view>, 3> table{{
+        {GradBuckets::views, "views"}, {GradBuckets::copies, "copies"}, {GradBuckets::low_precision, "low_precision"}}};
+};
+template <> struct EnumNames<GradAccumulation> {
+    static constexpr std::array<std::pair<GradAccumulation, std::string_view>, 2> table{{
+        {GradAccumulation::fused, "fused"}, {GradAccumulation::eager, "eager"}}};
 };
 template <> struct EnumNames<Allocator> {
     static constexpr std::array<std::pair<Allocator, std::string_view>, 2> table{{

@@ -44,7 +44,8 @@ struct Layout {
     AttentionKernel attention_kernel = AttentionKernel::flash;  // framework_defaults("")
     Kernels kernels = Kernels::fused;  // fused (Megatron-Core/TE) or eager PyTorch ops (torchtitan, nanotron)
     StageSplit stage_split = StageSplit::even;           // even (Megatron) or by compute cost (nanotron)
-    GradBuckets grad_buckets = GradBuckets::views;       // PyTorch DDP's bucket copies of the gradients (nanotron)
+    GradBuckets grad_buckets = GradBuckets::views;       // DDP's bucket copies (nanotron), DeepSpeed's bf16 gradients
+    GradAccumulation grad_accumulation = GradAccumulation::fused;  // eager: a pass adding each micro-batch's gradients
     Allocator allocator = Allocator::classic;             // expandable segments: torchtitan's launch script
     bool dropout = false;  // dropout masks kept for the backward (modern recipes turn dropout off)
     bool sequence_parallel = true;  // Megatron SP: shard norm/dropout activations along the sequence over tp
@@ -115,6 +116,10 @@ uint32_t op_level_selective_modules();
 /// accumulates in fp32), Megatron-LM and Megatron-Core's own training loop with bf16 or fp8
 /// (`--accumulate-allreduce-grads-in-fp32` unless `--grad-reduce-in-bf16`). In the 16-bit dtype for fp16
 /// runs, for NeMo's and Megatron-Bridge's performance recipes (they set grad_reduce_in_fp32 off) and elsewhere.
+/// Gradient accumulation is eager where backward writes 16-bit gradients that the framework then adds to
+/// fp32 buffers: nanotron, torchtitan, and DeepSpeed or Megatron-DeepSpeed with bf16, whose BF16 optimizer
+/// also keeps those bf16 gradients between micro-batches (grad_buckets low_precision); fused elsewhere
+/// (Megatron's --gradient-accumulation-fusion, on by default).
 /// MoE tokens go by DeepEP under DeepSeek's HAI-LLM, by NCCL's all-to-all elsewhere.
 /// Everything else: an even split, the framework's own gradient buffer, TP traffic exposed.
 struct FrameworkDefaults {
@@ -122,6 +127,7 @@ struct FrameworkDefaults {
     AttentionKernel attention = AttentionKernel::flash;
     StageSplit stage_split = StageSplit::even;
     GradBuckets grad_buckets = GradBuckets::views;
+    GradAccumulation grad_accumulation = GradAccumulation::fused;
     Allocator allocator = Allocator::classic;
     bool tp_comm_overlap = false;
     bool ep_comm_overlap = false;

@@ -103,7 +103,7 @@ struct Plan {
 
 /// The per-layer work and memory of a layout (a dense, a MoE and the LM-head layer for one micro-batch). It depends
 /// only on the fields in `key`, so a search can compute it once and share it across ZeRO stages (ZeRO-3
-/// apart under an eager framework, whose gradient accumulation follows FSDP's shards) and rank orders of
+/// apart under eager gradient accumulation, which follows FSDP's shards) and rank orders of
 /// the same model on the same cluster.
 struct StepWork {
     using Key = std::array<int64_t, 12>;

@@ -266,7 +266,7 @@ double model_flops_per_token(const ModelSpec& m, int64_t seq_len) {
 }
 
 double grad_accum_s(double params, const ClusterSpec& c, const Layout& l) {
-    if (l.kernels != Kernels::eager || params <= 0) return 0.0;
+    if (l.grad_accumulation != GradAccumulation::eager || params <= 0) return 0.0;
     const double buffer = l.grad_dtype == GradDtype::fp32 ? 4.0 : 2.0;
     return params * (kElemBytes + 2.0 * buffer) / (c.gpu.hbm_Bps * c.gpu.eff.hbm);
 }

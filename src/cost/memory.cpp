@@ -269,6 +269,11 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const ClusterSpec& c, const Lay
     // docs; nanotron wraps its model so). A framework's own contiguous buffer (Megatron, DeepSpeed,
     // FSDP) is the gradients themselves.
     if (l.grad_buckets == GradBuckets::copies && l.dp * l.cp > 1 && l.zero < 3) mem.grads_bytes += kWeightBytes * p.total();
+    // DeepSpeed's BF16 optimizer (ZeRO-0/1) adds each bf16 gradient to a flat fp32 buffer of the whole
+    // stage after every backward and sets the bf16 ones to None only when the next backward begins
+    // (runtime/bf16_optimizer.py: backward, update_hp_grads, clear_lp_grads): both stay allocated, at any
+    // dp. Under ZeRO-2 its other optimizer reduces and partitions them as they come.
+    if (l.grad_buckets == GradBuckets::low_precision && l.zero < 2) mem.grads_bytes += kWeightBytes * p.total();
     mem.optimizer_bytes = kOptimizerBytes * sharded(1);
 
     const int64_t n_dense = s.layers - s.moe_layers;

@@ -158,6 +158,7 @@ Export megatron(const ModelSpec& m, const Layout& l) {
     arg(fmt::format("--max-position-embeddings {}", l.seq_len));
     arg(megatron_precision(l.precision));
     if (l.grad_dtype == GradDtype::bf16 && l.zero < 3) arg("--grad-reduce-in-bf16");
+    if (l.grad_accumulation == GradAccumulation::eager) arg("--no-gradient-accumulation-fusion");
     Export e;
     for (size_t i = 0; i < a.size(); ++i) e.text += a[i] + (i + 1 < a.size() ? " \\\n" : "\n");
     return e;

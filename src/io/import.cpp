@@ -380,6 +380,8 @@ Draft megatron_layout(const Values& v) {
     l.dropout = v.number("--hidden-dropout", 0.1) > 0 || v.number("--attention-dropout", 0.1) > 0;
     if (!v.has("--hidden-dropout") || !v.has("--attention-dropout"))
         d.notes.push_back("layout.dropout: Megatron's default --hidden-dropout / --attention-dropout 0.1");
+    // Megatron fuses gradient accumulation into the weight-gradient GEMM unless told not to.
+    l.grad_accumulation = v.flag("--no-gradient-accumulation-fusion") ? GradAccumulation::eager : GradAccumulation::fused;
     l.order = *parse_order(v.flag("--use-tp-pp-dp-mapping") ? "tp-cp-ep-pp-dp" : "tp-cp-ep-dp-pp");
     if (v.has("--nproc-per-node") || v.has("--nproc_per_node") || v.has("--nnodes"))
         d.gpus = v.integer("--nproc-per-node", v.integer("--nproc_per_node", 1)) * v.integer("--nnodes", 1);
@@ -392,6 +394,7 @@ Draft torchtitan_layout(const Values& v) {
     l.framework = "torchtitan";
     // Eager PyTorch ops unless torch.compile fuses them (training.compile, or [compile] enable).
     l.kernels = v.flag("training.compile") || v.flag("compile.enable") ? Kernels::fused : Kernels::eager;
+    l.grad_accumulation = GradAccumulation::eager;  // FSDP2 / AccumulateGrad, compiled or not
     // Async TP, under whichever table this torchtitan version keeps it.
     l.tp_comm_overlap = v.flag("parallelism.enable_async_tensor_parallel") || v.flag("experimental.enable_async_tensor_parallel") ||
                         v.flag("compile.enable_async_tensor_parallel");
@@ -482,6 +485,10 @@ Draft deepspeed_layout(const Values& v, const ImportContext& ctx) {
                       : Recompute::none;
     l.sequence_parallel = false;
     l.grad_dtype = GradDtype::fp32;  // DeepSpeed's bf16 optimizer accumulates gradients in fp32
+    // ... after every backward, keeping the bf16 gradients beside (ZeRO-0/1; framework_defaults).
+    const FrameworkDefaults fw = framework_defaults(l.framework, "", l.precision);
+    l.grad_accumulation = fw.grad_accumulation;
+    l.grad_buckets = fw.grad_buckets;
     if (!ctx.seq_len) throw ConfigError("--seq-len", "the sequence length (a DeepSpeed config does not give it)");
     return d;
 }

@@ -53,6 +53,7 @@ constexpr LaunchKey kMegatron[] = {
     {"--moe-token-dispatcher-type", K::text, "allgather|alltoall|flex"},
     {"--multi-latent-attention", K::flag, ""},
     {"--nnodes", K::integer, ""},  // torchrun
+    {"--no-gradient-accumulation-fusion", K::flag, ""},
     {"--normalization", K::text, "LayerNorm|RMSNorm"},
     {"--nproc-per-node", K::integer, ""},  // torchrun
     {"--nproc_per_node", K::integer, ""},  // torchrun (older spelling)

@@ -122,12 +122,16 @@ Case apply_overrides(Case c, const Overrides& o, Naming n) {
     }
     if (!o.recompute.empty()) l.recompute = named<Recompute>(o.recompute, "recompute", n);
     if (!o.precision.empty()) {
-        // A gradient dtype that was the framework's default for the old precision follows the new one
-        // (Megatron-LM: fp32 with bf16, 16-bit with fp16); one set otherwise stays.
+        // A gradient dtype, buffer or accumulation that was the framework's default for the old precision
+        // follows the new one (Megatron-LM: fp32 with bf16, 16-bit with fp16; DeepSpeed: its BF16 optimizer
+        // with bf16 only); one set otherwise stays.
         const std::string& gen = c.cluster.gpu.generation;
-        const GradDtype was = framework_defaults(l.framework, gen, l.precision).grad_dtype;
+        const FrameworkDefaults was = framework_defaults(l.framework, gen, l.precision);
         l.precision = named<Precision>(o.precision, "precision", n);
-        if (l.grad_dtype == was) l.grad_dtype = framework_defaults(l.framework, gen, l.precision).grad_dtype;
+        const FrameworkDefaults now = framework_defaults(l.framework, gen, l.precision);
+        if (l.grad_dtype == was.grad_dtype) l.grad_dtype = now.grad_dtype;
+        if (l.grad_buckets == was.grad_buckets) l.grad_buckets = now.grad_buckets;
+        if (l.grad_accumulation == was.grad_accumulation) l.grad_accumulation = now.grad_accumulation;
     }
     if (!o.grad_dtype.empty()) l.grad_dtype = named<GradDtype>(o.grad_dtype, "grad_dtype", n);
     if (!o.schedule.empty()) l.schedule = named<Schedule>(o.schedule, "schedule", n);
@@ -170,6 +174,7 @@ Case apply_overrides(Case c, const Overrides& o, Naming n) {
         l.attention_kernel = fw.attention;
         l.stage_split = fw.stage_split;
         l.grad_buckets = fw.grad_buckets;
+        l.grad_accumulation = fw.grad_accumulation;
         l.allocator = fw.allocator;
         l.tp_comm_overlap = fw.tp_comm_overlap;
         l.ep_comm_overlap = fw.ep_comm_overlap;
@@ -181,6 +186,8 @@ Case apply_overrides(Case c, const Overrides& o, Naming n) {
     if (!o.kernels.empty()) l.kernels = named<Kernels>(o.kernels, "kernels", n);
     if (!o.stage_split.empty()) l.stage_split = named<StageSplit>(o.stage_split, "stage_split", n);
     if (!o.grad_buckets.empty()) l.grad_buckets = named<GradBuckets>(o.grad_buckets, "grad_buckets", n);
+    if (!o.grad_accumulation.empty())
+        l.grad_accumulation = named<GradAccumulation>(o.grad_accumulation, "grad_accumulation", n);
     if (!o.allocator.empty()) l.allocator = named<Allocator>(o.allocator, "allocator", n);
     if (!o.dropout.empty()) l.dropout = on_off(o.dropout, "dropout", n);
     if (!o.tp_recompute_allgather.empty())

@@ -89,6 +89,17 @@ FrameworkDefaults framework_defaults(const std::string& framework, const std::st
         d.stage_split = StageSplit::cost;      // nanotron/models/base.py build_model
         d.grad_buckets = GradBuckets::copies;  // torch DistributedDataParallel, gradient_as_bucket_view off
     }
+    // Who adds each micro-batch's 16-bit gradients to fp32 buffers in a pass of its own: nanotron's
+    // FP32GradientAccumulator (optim/gradient_accumulator.py), torchtitan through PyTorch's AccumulateGrad
+    // and FSDP2, DeepSpeed's BF16 optimizer (runtime/bf16_optimizer.py: update_hp_grads after every
+    // backward, its fp32 gradients a flat buffer of the whole stage; the bf16 ones are set to None only
+    // when the next backward begins, so both stay allocated). Megatron fuses the addition into the
+    // weight-gradient GEMM (--gradient-accumulation-fusion).
+    if (nanotron || f.find("torchtitan") != std::string::npos) d.grad_accumulation = GradAccumulation::eager;
+    if (deepspeed && precision == Precision::bf16) {
+        d.grad_accumulation = GradAccumulation::eager;
+        d.grad_buckets = GradBuckets::low_precision;
+    }
     // NeMo's recipes add MegatronCommOverlapCallback(tp_comm_overlap=True) with a userbuffers config
     // per model and GPU; Megatron-Bridge's performance configs set comm_overlap likewise. Their MoE
     // configs' moe_a2a_overlap (overlap_moe_expert_parallel_comm) defaults off and is set for H100
