@@ -266,8 +266,8 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const ClusterSpec& c, const Lay
     mem.grads_bytes = grad_bytes(l.grad_dtype) * sharded(2);
     // PyTorch DistributedDataParallel (gradient_as_bucket_view off, its default) reduces from buckets that
     // hold a second copy of every gradient in the parameters' dtype, allocated for the run (torch DDP
-    // docs; nanotron wraps its model so). A framework's own contiguous buffer (Megatron, DeepSpeed,
-    // FSDP) is the gradients themselves.
+    // docs; nanotron wraps its model so). A framework's own contiguous buffer (Megatron, DeepSpeed's
+    // ZeRO-2/3, FSDP) is the gradients themselves.
     if (l.grad_buckets == GradBuckets::copies && l.dp * l.cp > 1 && l.zero < 3) mem.grads_bytes += kWeightBytes * p.total();
     // DeepSpeed's BF16 optimizer (ZeRO-0/1) adds each bf16 gradient to a flat fp32 buffer of the whole
     // stage after every backward and sets the bf16 ones to None only when the next backward begins
