@@ -439,7 +439,9 @@ TEST(Import, TorchtitanKernelsFollowTorchCompile) {
 
 // Megatron's --no-gradient-accumulation-fusion is grad_accumulation eager, both ways; without it the
 // weight-gradient GEMM accumulates into main_grad (fused). A DeepSpeed config with bf16 runs its BF16
-// optimizer (eager accumulation, bf16 gradients kept: grad_buckets low_precision); with fp16 neither.
+// optimizer (eager accumulation, bf16 gradients kept: grad_buckets low_precision); with fp16 neither. At
+// ZeRO stage 0 that optimizer still partitions the fp32 state over DP (BLOOM's "bf16 must use z0! it
+// implements its own zero stage 1 equivalent"): imported as ZeRO-1, and said so.
 TEST(Import, GradientAccumulationFusionRoundTripsAndDeepSpeedBf16IsEager) {
     const ModelSpec m = preset_model("llama3-8b");
     ClusterSpec c = preset_cluster("dgx-h100");
@@ -470,6 +472,15 @@ TEST(Import, GradientAccumulationFusionRoundTripsAndDeepSpeedBf16IsEager) {
     const Layout h = import_launch(Framework::deepspeed, fp16, ctx, "ds").c.layout;
     EXPECT_EQ(h.grad_accumulation, GradAccumulation::fused);
     EXPECT_EQ(h.grad_buckets, GradBuckets::views);
+    const std::string bloom = R"({"train_batch_size": 32, "train_micro_batch_size_per_gpu": 1, "gradient_accumulation_steps": 4,
+        "bf16": {"enabled": true}, "zero_optimization": {"stage": 0}})";
+    const Imported z0 = import_launch(Framework::deepspeed, bloom, ctx, "ds");
+    EXPECT_EQ(z0.c.layout.zero, 1);
+    ASSERT_FALSE(z0.notes.empty());
+    EXPECT_NE(z0.notes.back().find("partitions the fp32 master weights"), std::string::npos);
+    const std::string fp16_z0 = R"({"train_batch_size": 32, "train_micro_batch_size_per_gpu": 1, "gradient_accumulation_steps": 4,
+        "fp16": {"enabled": true}, "zero_optimization": {"stage": 0}})";
+    EXPECT_EQ(import_launch(Framework::deepspeed, fp16_z0, ctx, "ds").c.layout.zero, 0);
 }
 
 // DeepSeek-V3 fully sharded over 2,048 H800 with EP 64, the MoE round trips' job.

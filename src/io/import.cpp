@@ -489,6 +489,15 @@ Draft deepspeed_layout(const Values& v, const ImportContext& ctx) {
     const FrameworkDefaults fw = framework_defaults(l.framework, "", l.precision);
     l.grad_accumulation = fw.grad_accumulation;
     l.grad_buckets = fw.grad_buckets;
+    // With bf16 and ZeRO stage 0 DeepSpeed runs that optimizer, which partitions the fp32 master weights
+    // and moments over the data-parallel ranks itself (runtime/bf16_optimizer.py: partition_count =
+    // dp world size): ZeRO-1's memory. BLOOM's launch script: "bf16 must use z0! it implements its own
+    // zero stage 1 equivalent".
+    if (l.precision == Precision::bf16 && l.zero == 0) {
+        l.zero = 1;
+        d.notes.push_back("layout.zero: 1 for zero_optimization.stage 0 with bf16: DeepSpeed's BF16 optimizer partitions "
+                          "the fp32 master weights and optimizer states over data parallelism itself");
+    }
     if (!ctx.seq_len) throw ConfigError("--seq-len", "the sequence length (a DeepSpeed config does not give it)");
     return d;
 }
