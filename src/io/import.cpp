@@ -394,7 +394,8 @@ Draft torchtitan_layout(const Values& v) {
     l.framework = "torchtitan";
     // Eager PyTorch ops unless torch.compile fuses them (training.compile, or [compile] enable).
     l.kernels = v.flag("training.compile") || v.flag("compile.enable") ? Kernels::fused : Kernels::eager;
-    l.grad_accumulation = GradAccumulation::eager;  // FSDP2 / AccumulateGrad, compiled or not
+    // FSDP2 / AccumulateGrad add each micro-batch's gradients in a pass of their own, compiled or not.
+    l.grad_accumulation = framework_defaults(l.framework).grad_accumulation;
     // Async TP, under whichever table this torchtitan version keeps it.
     l.tp_comm_overlap = v.flag("parallelism.enable_async_tensor_parallel") || v.flag("experimental.enable_async_tensor_parallel") ||
                         v.flag("compile.enable_async_tensor_parallel");

@@ -76,26 +76,30 @@ FrameworkDefaults framework_defaults(const std::string& framework, const std::st
     const bool nanotron = f.find("nanotron") != std::string::npos;
     const std::string family = framework_family(framework);
     const bool deepspeed = f.find("deepspeed") != std::string::npos;
+    const bool torchtitan = f.find("torchtitan") != std::string::npos;
     if ((family == "megatron" && !deepspeed) || family == "jax") d.attention = AttentionKernel::fused;
     // The unfused core (scores by baddbmm, Megatron's fused scale-mask-softmax, dropout, bmm) is what
     // Megatron-DeepSpeed runs unless told (its --use-flash-attn-v1/-v2/-triton are store_true flags,
     // megatron/arguments.py), and all Megatron-LM had before FlashAttention reached it in 2023
     // (--use-flash-attn): Korthikanti et al. 2022 and BLOOM stored the scores.
     if (family == "megatron" && (deepspeed || names_year_before_2023(f))) d.attention = AttentionKernel::unfused;
-    if (nanotron || f.find("torchtitan") != std::string::npos) d.kernels = Kernels::eager;
+    // Who adds each micro-batch's 16-bit gradients to fp32 buffers in a pass of its own: nanotron's
+    // FP32GradientAccumulator (optim/gradient_accumulator.py), torchtitan through PyTorch's AccumulateGrad
+    // and FSDP2, DeepSpeed's BF16 optimizer (below). Megatron fuses the addition into the weight-gradient
+    // GEMM (--gradient-accumulation-fusion).
+    if (nanotron || torchtitan) {
+        d.kernels = Kernels::eager;
+        d.grad_accumulation = GradAccumulation::eager;
+    }
     // torchtitan's run_train.sh launches with PYTORCH_ALLOC_CONF="expandable_segments:True".
-    if (f.find("torchtitan") != std::string::npos) d.allocator = Allocator::expandable;
+    if (torchtitan) d.allocator = Allocator::expandable;
     if (nanotron) {
         d.stage_split = StageSplit::cost;      // nanotron/models/base.py build_model
         d.grad_buckets = GradBuckets::copies;  // torch DistributedDataParallel, gradient_as_bucket_view off
     }
-    // Who adds each micro-batch's 16-bit gradients to fp32 buffers in a pass of its own: nanotron's
-    // FP32GradientAccumulator (optim/gradient_accumulator.py), torchtitan through PyTorch's AccumulateGrad
-    // and FSDP2, DeepSpeed's BF16 optimizer (runtime/bf16_optimizer.py: update_hp_grads after every
-    // backward, its fp32 gradients a flat buffer of the whole stage; the bf16 ones are set to None only
-    // when the next backward begins, so both stay allocated). Megatron fuses the addition into the
-    // weight-gradient GEMM (--gradient-accumulation-fusion).
-    if (nanotron || f.find("torchtitan") != std::string::npos) d.grad_accumulation = GradAccumulation::eager;
+    // DeepSpeed's BF16 optimizer (runtime/bf16_optimizer.py) runs update_hp_grads after every backward,
+    // its fp32 gradients a flat buffer of the whole stage; the bf16 ones are set to None only when the
+    // next backward begins, so both stay allocated.
     if (deepspeed && precision == Precision::bf16) {
         d.grad_accumulation = GradAccumulation::eager;
         d.grad_buckets = GradBuckets::low_precision;
@@ -118,8 +122,7 @@ FrameworkDefaults framework_defaults(const std::string& framework, const std::st
     // compute, DeepSpeed's BF16 optimizer and Megatron-LM's --accumulate-allreduce-grads-in-fp32 (set for
     // bf16 unless --grad-reduce-in-bf16). NeMo's and Megatron-Bridge's performance recipes reduce in bf16.
     const bool megatron_lm = family == "megatron" && !recipe;
-    if (f.find("torchtitan") != std::string::npos ||
-        ((megatron_lm || f.find("deepspeed") != std::string::npos) && precision != Precision::fp16))
+    if (torchtitan || ((megatron_lm || deepspeed) && precision != Precision::fp16))
         d.grad_dtype = GradDtype::fp32;
     return d;
 }
