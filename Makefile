@@ -12,10 +12,11 @@ deps:
 	@tools/install-deps.sh
 	@test -d tests/browser/node_modules/playwright-core || (cd tests/browser && npm ci --no-audit --no-fund)
 
-$(BUILD)/CMakeCache.txt:
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
-
-build: deps $(BUILD)/CMakeCache.txt
+# Configured once; a configure that failed half-way (a cache but no build files, e.g. run before the
+# packages were installed) is configured again rather than left to fail in cmake --build.
+build: deps
+	@test -f $(BUILD)/Makefile || test -f $(BUILD)/build.ninja || \
+	  cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
 	cmake --build $(BUILD) -j $(JOBS)
 
 run: build
