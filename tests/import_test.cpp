@@ -435,6 +435,8 @@ TEST(Import, TorchtitanKernelsFollowTorchCompile) {
     // Compiled or not, FSDP2 adds each micro-batch's gradients in a pass of its own.
     EXPECT_EQ(import_launch(Framework::torchtitan, e.text + "\n[compile]\nenable = true\n", ctx, "t").c.layout.grad_accumulation,
               GradAccumulation::eager);
+    // Its launcher turns on the expandable allocator, so an imported run carries no classic cache.
+    EXPECT_EQ(import_launch(Framework::torchtitan, e.text, ctx, "t").c.layout.allocator, Allocator::expandable);
 }
 
 // Megatron's --no-gradient-accumulation-fusion is grad_accumulation eager, both ways; without it the

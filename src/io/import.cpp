@@ -394,8 +394,13 @@ Draft torchtitan_layout(const Values& v) {
     l.framework = "torchtitan";
     // Eager PyTorch ops unless torch.compile fuses them (training.compile, or [compile] enable).
     l.kernels = v.flag("training.compile") || v.flag("compile.enable") ? Kernels::fused : Kernels::eager;
-    // FSDP2 / AccumulateGrad add each micro-batch's gradients in a pass of their own, compiled or not.
-    l.grad_accumulation = framework_defaults(l.framework).grad_accumulation;
+    // FSDP2 / AccumulateGrad add each micro-batch's gradients in a pass of their own, compiled or not;
+    // run_train.sh launches with PYTORCH_ALLOC_CONF="expandable_segments:True" (framework_defaults).
+    const FrameworkDefaults fw = framework_defaults(l.framework);
+    l.grad_accumulation = fw.grad_accumulation;
+    l.allocator = fw.allocator;
+    d.notes.push_back("layout.allocator: expandable, as torchtitan's run_train.sh launches with "
+                      "PYTORCH_ALLOC_CONF=expandable_segments:True");
     // Async TP, under whichever table this torchtitan version keeps it.
     l.tp_comm_overlap = v.flag("parallelism.enable_async_tensor_parallel") || v.flag("experimental.enable_async_tensor_parallel") ||
                         v.flag("compile.enable_async_tensor_parallel");
