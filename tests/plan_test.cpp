@@ -387,6 +387,38 @@ TEST(Compute, FusedAttentionRunsAttnFusedTimesFlashAttentionTwo) {
     EXPECT_EQ(framework_defaults("").moe_dispatcher, Layout{}.moe_dispatcher);
 }
 
+// The unfused core passes its scores through HBM between its GEMMs, which flash keeps on chip: b·a·s²/tp
+// scores, read and written by the softmax (2 elements each) and by dropout with its mask (2.5 more),
+// 2 bytes an element at hbm × the HBM bandwidth; backward twice that. Llama 3 8B at TP 2, seq 4096,
+// micro-batch 1: 1 · 32/2 · 4096² = 268,435,456 scores; without dropout 2 · 2 · 268,435,456 =
+// 1,073,741,824 bytes forward, with it 4.5 · 2 · 268,435,456 = 2,415,919,104. Its GEMMs cost flash's.
+TEST(Compute, UnfusedAttentionPassesItsScoresThroughHbm) {
+    ClusterSpec c = preset_cluster("dgx-a100");
+    c.gpu.eff.layer_overhead_s = 0;
+    const double hbm = c.gpu.hbm_Bps * c.gpu.eff.hbm;
+    const ModelSpec m = preset_model("llama3-8b");
+    Layout l;
+    l.tp = 2;
+    l.seq_len = 4096;
+    l.attention_kernel = AttentionKernel::flash;
+    const LayerWork flash = layer_work(m, c, l, false);
+    l.attention_kernel = AttentionKernel::unfused;
+    const LayerWork plain = layer_work(m, c, l, false);
+    l.dropout = true;
+    const LayerWork dropped = layer_work(m, c, l, false);
+    EXPECT_DOUBLE_EQ(plain.attn_fwd_s, flash.attn_fwd_s);
+    EXPECT_NEAR(plain.fwd_s - flash.fwd_s, 1'073'741'824.0 / hbm, 1e-12);
+    EXPECT_NEAR(plain.bwd_s - flash.bwd_s, 2.0 * 1'073'741'824.0 / hbm, 1e-12);
+    EXPECT_NEAR(dropped.fwd_s - flash.fwd_s, 2'415'919'104.0 / hbm, 1e-12);
+    EXPECT_DOUBLE_EQ(plain.model_flops, flash.model_flops);
+    // Megatron's selective default replays the core, its scores' traffic with it.
+    l.dropout = false;
+    l.recompute = Recompute::selective;
+    const LayerWork replayed = layer_work(m, c, l, false);
+    l.attention_kernel = AttentionKernel::flash;
+    EXPECT_NEAR(replayed.recompute_s - layer_work(m, c, l, false).recompute_s, 1'073'741'824.0 / hbm, 1e-12);
+}
+
 // The host's launch cost h per layer and micro-batch (1/3 forward, 2/3 backward) shows as h²/(h + g)
 // beside a pass of GPU time g (docs/model.md §4). Forward with h = 3 ms: h/3 = 1 ms beside g, so
 // fwd = g + 1e-3²/(1e-3 + g). A 1-token layer (g ≈ 0) takes the whole millisecond; Llama 3 70B at 8k

@@ -180,10 +180,21 @@ LayerWork layer_work(const ModelSpec& m, const ClusterSpec& c, const Layout& l, 
     const double b = static_cast<double>(l.micro_batch);
     const double attn_flops = b * s * s * static_cast<double>(q_width(m) + attn_out_width(m)) / (tp * static_cast<double>(l.cp));
     // FlashAttention-2's efficiency; a fused Hopper-native kernel (cuDNN, FlashAttention-3) runs attn_fused ×
-    // faster. The unfused kernel is priced as flash here (its cost is in memory, memory.cpp).
+    // faster; the unfused core's GEMMs as flash, with its scores' HBM traffic (below) on top.
     const double kernel = l.attention_kernel == AttentionKernel::fused ? c.gpu.eff.attn_fused : 1.0;
     const double attn_eta = std::clamp(c.gpu.eff.attn * kernel * s / (s + c.gpu.eff.attn_half_seq), 1e-3, 0.95);
     const double attn_fwd_s = attn_flops / (c.gpu.peak_16_flops * attn_eta);
+    if (l.attention_kernel == AttentionKernel::unfused) {
+        // The unfused core (Megatron's baddbmm, scale-mask-softmax, dropout, bmm) passes the b·a·s²
+        // scores through HBM between its two GEMMs: the softmax reads and writes them, dropout reads and
+        // writes them and writes its 1-byte mask (FlashAttention, Dao et al. 2022 §2.2: standard
+        // attention's Θ(N²) HBM accesses, where flash keeps them on chip). The GEMMs themselves are
+        // priced as flash's (docs/model.md §4).
+        const double scores = b * s * s * static_cast<double>(m.heads) / (tp * static_cast<double>(l.cp));
+        const double passes = 2.0 + (l.dropout ? 2.5 : 0.0);  // elements read + written per score
+        x.act_elems += scores * passes;
+        if (recomputes(l, RecomputeModule::core_attn)) x.replay_elems += scores * passes;
+    }
 
     mlp_block(x, moe_layer);
     // Two norms (read + write) and two residual adds (2 reads + 1 write) on T/sp tokens.
