@@ -27,7 +27,7 @@ void add_scenario_flags(CLI::App& cmd, ScenarioFlags& f, bool with_degrees, bool
         cmd.add_option("--recompute", f.recompute, "none | selective | full");
         cmd.add_option("--recompute-modules", f.recompute_modules,
                        "What selective recomputation replays, Megatron's names joined by ',' (default core_attn): "
-                       "core_attn, layernorm, mlp, moe_act, moe, shared_experts, mla_up_proj, mlp_act");
+                       "core_attn, layernorm, mlp, moe_act, moe, shared_experts, mla_up_proj, mlp_act, every_second_gemm");
         cmd.add_option("--recompute-method", f.recompute_method,
                        "With --recompute full: uniform (groups of --recompute-layers, each group's input kept) | block "
                        "(only the first --recompute-layers layers of each rank's chunk recomputed)");
@@ -36,7 +36,7 @@ void add_scenario_flags(CLI::App& cmd, ScenarioFlags& f, bool with_degrees, bool
         cmd.add_option("--kernels", f.kernels, "fused | eager (PyTorch ops one by one, as torchtitan and nanotron run them)");
         cmd.add_option("--framework", f.framework,
                        "The framework that runs it (Megatron-LM, torchtitan, nanotron, ...): its defaults for --kernels, "
-                       "--stage-split, --grad-buckets, --grad-accumulation, --allocator, --tp-comm-overlap and --ep-comm-overlap");
+                       "--stage-split, --grad-buckets, --grad-accumulation, --cross-entropy, --allocator, --tp-comm-overlap and --ep-comm-overlap");
         cmd.add_option("--stage-split", f.stage_split,
                        "even | cost (nanotron: stages take layers until their compute cost, LM head included, passes their share)");
         cmd.add_option("--grad-buckets", f.grad_buckets,
@@ -45,6 +45,10 @@ void add_scenario_flags(CLI::App& cmd, ScenarioFlags& f, bool with_degrees, bool
         cmd.add_option("--grad-accumulation", f.grad_accumulation,
                        "fused | eager (a pass adds each micro-batch's 16-bit gradients to fp32 buffers: nanotron, torchtitan, "
                        "DeepSpeed with bf16; fused: Megatron's --gradient-accumulation-fusion; default: the framework's)");
+        cmd.add_option("--cross-entropy", f.cross_entropy,
+                       "fused | sharded | upcast: the loss's copies of the logits (fused: Megatron's vocab-parallel "
+                       "cross-entropy, 2 + 4 bytes a logit; sharded: nanotron's, 2 + 4 + 4; upcast: F.cross_entropy on an "
+                       "fp32 copy, torchtitan's, 4 + 4 + 4 in its backward; default: the framework's)");
         cmd.add_option("--allocator", f.allocator,
                        "classic | expandable (PyTorch's expandable_segments, as torchtitan launches: the caching allocator "
                        "holds almost nothing beyond what is allocated; default: the framework's)");
@@ -90,6 +94,7 @@ Case resolve_base(const ScenarioFlags& f) {
     base.framework = f.framework;
     base.grad_buckets = f.grad_buckets;
     base.grad_accumulation = f.grad_accumulation;
+    base.cross_entropy = f.cross_entropy;
     base.allocator = f.allocator;
     base.dropout = f.dropout;
     base.tp_recompute_allgather = f.tp_recompute_allgather;

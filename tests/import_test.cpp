@@ -214,12 +214,19 @@ TEST(Import, ExportThenImportGivesBackTheLayout) {
 }
 
 TEST(Export, TorchtitanSelectiveIsItsOpLevelSet) {
-    // torchtitan's selective_ac_option "op" replays the norms, activations and attention core; a plan that
-    // replays only Megatron's default core_attn is not what it would run.
+    // torchtitan's selective_ac_option "op" replays the norms, the activations and every second GEMM; a
+    // plan that replays only Megatron's default core_attn is not what it would run.
     Job j = kTorchtitanJobs[4];
     const Export e = export_config(preset_model(j.model), cluster_of(j), layout_of(j), Framework::torchtitan);
     ASSERT_TRUE(e.refusal);
-    EXPECT_NE(e.refusal->find("--recompute-modules core_attn,layernorm,mlp_act"), std::string::npos) << *e.refusal;
+    EXPECT_NE(e.refusal->find("--recompute-modules layernorm,mlp_act,every_second_gemm"), std::string::npos) << *e.refusal;
+    // and Megatron has no module for it.
+    Layout op = layout_of(j);
+    op.recompute = Recompute::selective;
+    op.recompute_modules = op_level_selective_modules();
+    const Export mg = export_config(preset_model(j.model), cluster_of(j), op, Framework::megatron);
+    ASSERT_TRUE(mg.refusal);
+    EXPECT_NE(mg.refusal->find("no recompute module"), std::string::npos) << *mg.refusal;
 }
 
 TEST(Import, MegatronLaunchScriptWithVariablesAndTorchrun) {

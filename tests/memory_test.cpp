@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "shardplan/compute.h"
 #include "shardplan/memory.h"
 #include "shardplan/plan.h"
 #include "shardplan/report.h"
@@ -265,11 +266,32 @@ TEST(Memory, KorthikantiFigureOneActivations) {
     }
 }
 
+// torchtitan's op-level selective checkpointing (the FSDP family's "selective") keeps its save list's
+// outputs but every second matmul's, replaying the norms, the activations and the K, output and up
+// projections. Llama 3 8B, T = 4096, TP 1, bf16, a layer keeps: its input 2·T·h = 33,554,432; Q and V
+// 2·T·(4096 + 1024) = 41,943,040; the attention output 2·T·4096 = 33,554,432 and log-sum-exp
+// 4·T·32 = 524,288; the gate 2·T·14336 = 117,440,512; the down projection's output 2·T·h = 33,554,432:
+// 260,571,136 B. Replayed: K 2·T·1024·h = 34,359,738,368, the output projection 2·T·h·4096 =
+// 137,438,953,472 and up 2·T·14336·h = 481,036,337,152 FLOPs, 652,835,028,992 in all, and no attention.
+TEST(Memory, TorchtitanOpLevelCheckpointingKeepsEveryOtherGemmOutput) {
+    const ModelSpec m = preset_model("llama3-8b");
+    Layout l;
+    l.seq_len = 4096;
+    l.kernels = Kernels::eager;
+    l.recompute = Recompute::selective;
+    l.recompute_modules = op_level_selective_modules();
+    EXPECT_DOUBLE_EQ(layer_memory(m, l).act_dense, 260'571'136.0);
+    const LayerWork w = layer_work(m, preset_cluster("dgx-h100"), l, false);
+    EXPECT_DOUBLE_EQ(w.recompute_flops, 652'835'028'992.0);
+}
+
 TEST(Memory, EagerKernelsKeepTheActivationOutputAndTheFp32LossCopies) {
     // Llama 3 8B on one GPU, T = 4096 tokens. Eager SwiGLU (`silu(gate) * up`, torchtitan and nanotron) also
-    // keeps silu's output: 2 B · T · f = 2 · 4096 · 14336 = 117,440,512 B per layer, × 32 layers. The eager
-    // loss holds an fp32 upcast and its shifted copy beside the bf16 logits: 4 B · T · V = 4 · 4096 · 128256
-    // = 2,101,346,304 B more than the fused vocab-parallel cross-entropy.
+    // keeps silu's output: 2 B · T · f = 2 · 4096 · 14336 = 117,440,512 B per layer, × 32 layers. Beside the
+    // 4 B a logit the loss keeps, T · V = 4096 · 128256 = 525,336,576 logits: the fused vocab-parallel
+    // cross-entropy holds the bf16 logits (2 B), nanotron's sharded one an fp32 copy and shifted logits
+    // beside them (2 + 4 B: 2,101,346,304 B more), torchtitan's F.cross_entropy on an fp32 copy the
+    // incoming and outgoing fp32 gradients in log-softmax's backward (4 + 4 B: 3,152,019,456 B more).
     const ModelSpec m = preset_model("llama3-8b");
     const ClusterSpec c = cluster(1);
     Layout l;
@@ -281,7 +303,14 @@ TEST(Memory, EagerKernelsKeepTheActivationOutputAndTheFp32LossCopies) {
     l.kernels = Kernels::eager;
     const MemoryBreakdown eager = stage_memory(m, c, l, s, 1.0);
     EXPECT_DOUBLE_EQ(eager.activations_bytes - fused.activations_bytes, 32.0 * 117'440'512.0);
-    EXPECT_DOUBLE_EQ(eager.other_bytes - fused.other_bytes, 2'101'346'304.0);
+    EXPECT_DOUBLE_EQ(eager.other_bytes, fused.other_bytes);  // the loss is cross_entropy's, not the kernels'
+    l.cross_entropy = CrossEntropy::sharded;
+    EXPECT_DOUBLE_EQ(stage_memory(m, c, l, s, 1.0).other_bytes - fused.other_bytes, 2'101'346'304.0);
+    l.cross_entropy = CrossEntropy::upcast;
+    EXPECT_DOUBLE_EQ(stage_memory(m, c, l, s, 1.0).other_bytes - fused.other_bytes, 3'152'019'456.0);
+    EXPECT_EQ(framework_defaults("torchtitan (PyTorch FSDP2/DTensor)").cross_entropy, CrossEntropy::upcast);
+    EXPECT_EQ(framework_defaults("nanotron (benchmark branch)").cross_entropy, CrossEntropy::sharded);
+    EXPECT_EQ(framework_defaults("Megatron-Core").cross_entropy, CrossEntropy::fused);
     EXPECT_EQ(framework_defaults("torchtitan (PyTorch FSDP2/DTensor)").kernels, Kernels::eager);
     EXPECT_EQ(framework_defaults("nanotron (benchmark branch)").kernels, Kernels::eager);
     EXPECT_EQ(framework_defaults("Megatron-Core").kernels, Kernels::fused);

@@ -129,8 +129,12 @@ TEST(Resolve, FrameworkBringsItsDefaultsAndRecomputeLayersNeedFull) {
     EXPECT_EQ(nano.stage_split, StageSplit::cost);
     EXPECT_EQ(nano.grad_buckets, GradBuckets::copies);
     EXPECT_EQ(nano.grad_accumulation, GradAccumulation::eager);
+    EXPECT_EQ(nano.cross_entropy, CrossEntropy::sharded);
     o.grad_accumulation = "fused";  // a flag beside the framework wins
     EXPECT_EQ(resolved(o).grad_accumulation, GradAccumulation::fused);
+    o.cross_entropy = "upcast";
+    EXPECT_EQ(resolved(o).cross_entropy, CrossEntropy::upcast);
+    o.cross_entropy = "";
     o.stage_split = "even";
     EXPECT_EQ(resolved(o).stage_split, StageSplit::even);
     // The attention kernel too: NeMo brings cuDNN's fused kernel, and --attention-kernel beside it wins.

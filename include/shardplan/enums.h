@@ -62,6 +62,14 @@ enum class GradBuckets { views, copies, low_precision };
 /// its fp32 buffer, a pass over every parameter each micro-batch: nanotron's FP32GradientAccumulator,
 /// PyTorch's AccumulateGrad under torchtitan, DeepSpeed's BF16 optimizer `update_hp_grads`).
 enum class GradAccumulation { fused, eager };
+/// How the loss turns the LM head's bf16 logits into a cross-entropy, by what it holds per logit at its
+/// peak: fused (Megatron's vocab-parallel cross-entropy, a fused or compiled loss: the fp32 copy it keeps
+/// beside the bf16 logits it came from, 2 + 4 bytes), sharded (nanotron's sharded_cross_entropy: the bf16
+/// logits, an fp32 copy and the fp32 shifted logits it turns into its softmax in place, 2 + 4 + 4, its
+/// backward in place) or upcast (`F.cross_entropy(logits.float())`, torchtitan's loss: 2 + 4 + 4 forward,
+/// and in log-softmax's backward its saved fp32 output beside the incoming and the outgoing fp32
+/// gradients, 4 + 4 + 4, the bf16 logits deleted before the backward).
+enum class CrossEntropy { fused, sharded, upcast };
 /// PyTorch's CUDA caching allocator: classic (fixed segments; freed blocks are cached and fragment) or
 /// expandable (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, as torchtitan's launch script sets:
 /// segments grow in place, so the cache holds almost nothing beyond what is allocated).
@@ -70,10 +78,12 @@ enum class Allocator { classic, expandable };
 /// in flight and the gradients of one block's activations) or the loss of a micro-batch (bf16 and fp32
 /// logits at once, on the stage with the LM head).
 enum class PeakMoment { backward, loss };
-/// What selective recomputation replays in the backward: Megatron's --recompute-modules names, and
-/// mlp_act (the activation function of dense MLPs and shared experts), which torchtitan's op-level
-/// selective checkpointing replays and Megatron has no module for.
-enum class RecomputeModule { core_attn, layernorm, mlp, moe_act, moe, shared_experts, mla_up_proj, mlp_act };
+/// What selective recomputation replays in the backward: Megatron's --recompute-modules names, and two
+/// that torchtitan's op-level selective checkpointing replays and Megatron has no module for: mlp_act
+/// (the activation function of dense MLPs and shared experts) and every_second_gemm (K, the output and a
+/// gated MLP's up projection, the second, fourth and sixth matmul of a dense layer, with the residual
+/// they rebuild).
+enum class RecomputeModule { core_attn, layernorm, mlp, moe_act, moe, shared_experts, mla_up_proj, mlp_act, every_second_gemm };
 /// The five parallel axes, plus the expert-tensor and expert-data groups MoE layers use.
 enum class Axis { tp, cp, pp, dp, ep, etp, edp };
 /// Tier a group's traffic travels on: inside one scale-up (NVLink/xGMI) domain or across the NICs.
@@ -128,6 +138,10 @@ template <> struct EnumNames<GradBuckets> {
     static constexpr std::array<std::pair<GradBuckets, std::string_view>, 3> table{{
         {GradBuckets::views, "views"}, {GradBuckets::copies, "copies"}, {GradBuckets::low_precision, "low_precision"}}};
 };
+template <> struct EnumNames<CrossEntropy> {
+    static constexpr std::array<std::pair<CrossEntropy, std::string_view>, 3> table{{
+        {CrossEntropy::fused, "fused"}, {CrossEntropy::sharded, "sharded"}, {CrossEntropy::upcast, "upcast"}}};
+};
 template <> struct EnumNames<GradAccumulation> {
     static constexpr std::array<std::pair<GradAccumulation, std::string_view>, 2> table{{
         {GradAccumulation::fused, "fused"}, {GradAccumulation::eager, "eager"}}};
@@ -146,11 +160,11 @@ template <> struct EnumNames<Dispatcher> {
         {Dispatcher::alltoall, "alltoall"}, {Dispatcher::deepep, "deepep"}, {Dispatcher::hybridep, "hybridep"}}};
 };
 template <> struct EnumNames<RecomputeModule> {
-    static constexpr std::array<std::pair<RecomputeModule, std::string_view>, 8> table{{
+    static constexpr std::array<std::pair<RecomputeModule, std::string_view>, 9> table{{
         {RecomputeModule::core_attn, "core_attn"}, {RecomputeModule::layernorm, "layernorm"},
         {RecomputeModule::mlp, "mlp"}, {RecomputeModule::moe_act, "moe_act"}, {RecomputeModule::moe, "moe"},
         {RecomputeModule::shared_experts, "shared_experts"}, {RecomputeModule::mla_up_proj, "mla_up_proj"},
-        {RecomputeModule::mlp_act, "mlp_act"}}};
+        {RecomputeModule::mlp_act, "mlp_act"}, {RecomputeModule::every_second_gemm, "every_second_gemm"}}};
 };
 template <> struct EnumNames<Axis> {
     static constexpr std::array<std::pair<Axis, std::string_view>, 7> table{{

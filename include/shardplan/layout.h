@@ -46,6 +46,7 @@ struct Layout {
     StageSplit stage_split = StageSplit::even;           // even (Megatron) or by compute cost (nanotron)
     GradBuckets grad_buckets = GradBuckets::views;       // DDP's bucket copies (nanotron), DeepSpeed's bf16 gradients
     GradAccumulation grad_accumulation = GradAccumulation::fused;  // eager: a pass adding each micro-batch's gradients
+    CrossEntropy cross_entropy = CrossEntropy::fused;     // the loss's logit copies: nanotron sharded, torchtitan upcast
     Allocator allocator = Allocator::classic;             // expandable segments: torchtitan's launch script
     bool dropout = false;  // dropout masks kept for the backward (modern recipes turn dropout off)
     bool sequence_parallel = true;  // Megatron SP: shard norm/dropout activations along the sequence over tp
@@ -94,8 +95,9 @@ std::optional<std::string> ep_overlap_refusal(const Layout& l);
 /// Whether selective recomputation replays `module` (recompute selective; no modules named = core_attn).
 bool recomputes(const Layout& l, RecomputeModule module);
 inline uint32_t module_bit(RecomputeModule m) { return 1u << static_cast<unsigned>(m); }
-/// What torchtitan's op-level selective checkpointing (`selective_ac_option = "op"`) replays: it keeps
-/// the GEMM outputs and recomputes the norms, the activation functions and the attention core. The
+/// What torchtitan's op-level selective checkpointing (`selective_ac_option = "op"`) replays: it keeps the
+/// outputs of its save list (matmuls, attention, reduce-scatters) except every second matmul's, and
+/// recomputes the rest: the norms, the activation functions and the K, output and up projections. The
 /// default of "selective" for FSDP-family frameworks (case files, import, export).
 uint32_t op_level_selective_modules();
 /// How a framework implements what the layout leaves open, from its name as a case states it
@@ -120,6 +122,7 @@ uint32_t op_level_selective_modules();
 /// fp32 buffers: nanotron, torchtitan, and DeepSpeed or Megatron-DeepSpeed with bf16, whose BF16 optimizer
 /// also keeps those bf16 gradients between micro-batches (grad_buckets low_precision); fused elsewhere
 /// (Megatron's --gradient-accumulation-fusion, on by default).
+/// The loss is nanotron's sharded cross-entropy and torchtitan's upcast F.cross_entropy; fused elsewhere.
 /// MoE tokens go by DeepEP under DeepSeek's HAI-LLM, by NCCL's all-to-all elsewhere.
 /// Everything else: an even split, the framework's own gradient buffer, TP traffic exposed.
 struct FrameworkDefaults {
@@ -128,6 +131,7 @@ struct FrameworkDefaults {
     StageSplit stage_split = StageSplit::even;
     GradBuckets grad_buckets = GradBuckets::views;
     GradAccumulation grad_accumulation = GradAccumulation::fused;
+    CrossEntropy cross_entropy = CrossEntropy::fused;
     Allocator allocator = Allocator::classic;
     bool tp_comm_overlap = false;
     bool ep_comm_overlap = false;

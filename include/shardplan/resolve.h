@@ -24,11 +24,11 @@ struct Overrides {
     std::string recompute, precision, schedule, grad_dtype, order, sequence_parallel;
     std::string recompute_modules;  // "core_attn,mlp" (Megatron's names): implies recompute selective
     std::string recompute_method;   // with recompute full: uniform | block
-    std::string attention_kernel, kernels, stage_split, grad_buckets, grad_accumulation, dropout, tp_recompute_allgather, tp_comm_overlap,
-        ep_comm_overlap;
+    std::string attention_kernel, kernels, stage_split, grad_buckets, grad_accumulation, cross_entropy, dropout, tp_recompute_allgather,
+        tp_comm_overlap, ep_comm_overlap;
     std::string moe_dispatcher, allocator;
     /// The framework that runs the layout ("nanotron", "torchtitan", "Megatron-LM"): its defaults for the
-    /// kernels, the stage split, the gradient buckets and accumulation, the allocator and TP and EP overlap, unless those are given too
+    /// kernels, the stage split, the gradient buckets and accumulation, the loss, the allocator and TP and EP overlap, unless those are given too
     /// (framework_defaults).
     std::string framework;
     std::optional<bool> no_crossing;  // search only

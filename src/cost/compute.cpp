@@ -108,6 +108,10 @@ void attention_projections(LayerParts& x) {
         const double kv_local = std::max(kw / tp, static_cast<double>(m.head_dim));  // kv heads replicate when g < tp
         add_gemm(x.g, c, p, T, qw / tp + 2.0 * kv_local, h);
         add_gemm(x.g, c, p, T, h, qw / tp);
+        if (recomputes(x.l, RecomputeModule::every_second_gemm)) {  // K and the output projection again (memory.cpp)
+            add_gemm(x.replay, c, p, T, kv_local, h);
+            add_gemm(x.replay, c, p, T, h, qw / tp);
+        }
     }
     x.act_elems += 2.0 * T * (qw + kw) / tp;  // rotary embedding on q and k (read + write)
 }
@@ -143,6 +147,8 @@ void mlp_block(LayerParts& x, bool moe_layer) {
     if (!(moe_layer && m.moe)) {
         mlp_gemms(x, T, static_cast<double>(m.ffn_hidden) / tp, h, 1, 1.0, recomputes(l, RecomputeModule::mlp),
                   recomputes(l, RecomputeModule::mlp_act));
+        if (m.mlp == MlpKind::swiglu && recomputes(l, RecomputeModule::every_second_gemm) && !recomputes(l, RecomputeModule::mlp))
+            add_gemm(x.replay, x.c, l.precision, T, static_cast<double>(m.ffn_hidden) / tp, h);  // up, again
         return;
     }
     const MoeSpec& e = *m.moe;

@@ -67,9 +67,16 @@ ActParts layer_activations(const ModelSpec& m, const Layout& l, bool moe_layer) 
         if (recomputed) dropped += bytes;
     };
     const bool rc_core = recomputes(l, RecomputeModule::core_attn);
-    // The two norms' inputs (the layer input and the residual after attention) stay; their outputs feed
-    // the QKV and first MLP GEMMs, which keep them unless the norms are replayed.
-    keep(2.0 * kElem * T * h / sp, false);
+    // every_second_gemm: torchtitan's op-level policy keeps its save list's outputs (matmuls, attention,
+    // reduce-scatters) except every second matmul of a layer's (torchtitan parallelize.py, _custom_policy);
+    // replayed are K, the output projection and a gated MLP's up projection, and all that is rebuilt from
+    // them. Modelled for dense attention and MLPs; a MoE layer's experts keep Megatron's accounting.
+    const bool alt = recomputes(l, RecomputeModule::every_second_gemm) && !mla;
+    // The two norms' inputs: the layer input stays; the residual after attention is rebuilt when the
+    // output projection is replayed. Their outputs feed the QKV and first MLP GEMMs, which keep them
+    // unless the norms are replayed.
+    keep(kElem * T * h / sp, false);
+    keep(kElem * T * h / sp, alt);
     // Without the backward's re-gather, the QKV GEMM and a dense layer's first MLP GEMM keep their inputs
     // gathered to the full sequence (layout.h: tp_recompute_allgather).
     const double gathered = l.tp_recompute_allgather ? 1.0 : sp;
@@ -77,7 +84,8 @@ ActParts layer_activations(const ModelSpec& m, const Layout& l, bool moe_layer) 
     if (l.dropout) keep(2.0 * T * h / sp, false);  // 1-byte masks after attention and after the MLP
     const double before_attention = full;
     // Attention: Q, K, V feed the core; its output O feeds the output projection.
-    keep(kElem * T * (qw + kw + vw) / tp, mla && recomputes(l, RecomputeModule::mla_up_proj));
+    keep(kElem * T * (qw + vw) / tp, mla && recomputes(l, RecomputeModule::mla_up_proj));
+    keep(kElem * T * kw / tp, alt || (mla && recomputes(l, RecomputeModule::mla_up_proj)));  // K: the second matmul
     // O: flash attention's backward needs it in bf16; the output projection keeps its own copy when that
     // is a quantized one.
     const double o_bytes = l.attention_kernel != AttentionKernel::unfused && gin != kElem ? kElem + gin : gin;
@@ -98,8 +106,9 @@ ActParts layer_activations(const ModelSpec& m, const Layout& l, bool moe_layer) 
     // the product's backward; a fused SwiGLU kernel recomputes it from gate (Megatron's bias_swiglu).
     const bool eager_glu = l.kernels == Kernels::eager && m.mlp == MlpKind::swiglu;
     const double before_mlp = full;
-    auto mlp = [&](double tokens, double ffn_local, double extra_in, bool whole, bool act) {
-        keep(kElem * tokens * gated * ffn_local + extra_in, whole);
+    auto mlp = [&](double tokens, double ffn_local, double extra_in, bool whole, bool act, bool second) {
+        keep(kElem * tokens * ffn_local + extra_in, whole);
+        if (gated > 1.0) keep(kElem * tokens * ffn_local, whole || second);  // up: replayed with every second GEMM
         keep(gin * tokens * ffn_local, whole || act);
         if (eager_glu) keep(kElem * tokens * ffn_local, whole || act);
     };
@@ -111,16 +120,21 @@ ActParts layer_activations(const ModelSpec& m, const Layout& l, bool moe_layer) 
         keep(4.0 * T * static_cast<double>(e.experts) / sp, rc_moe);  // router probabilities (fp32)
         if (e.shared_experts > 0)
             mlp(T, fe * static_cast<double>(e.shared_experts) / tp, 0, rc_moe || recomputes(l, RecomputeModule::shared_experts),
-                recomputes(l, RecomputeModule::mlp_act));
+                recomputes(l, RecomputeModule::mlp_act), false);
         const double assign = T * static_cast<double>(e.top_k) * etp / tp;  // routed tokens on this GPU
-        mlp(assign, fe / etp, gin * assign * h, rc_moe, recomputes(l, RecomputeModule::moe_act));  // + permuted inputs
+        mlp(assign, fe / etp, gin * assign * h, rc_moe, recomputes(l, RecomputeModule::moe_act), false);  // + permuted inputs
         // With EP the dispatch and combine all-to-alls run between a send and a receive buffer of the routed
         // tokens (Megatron-Core's MoEAlltoAllTokenDispatcher: permute, all-to-all, sort by expert), and the
         // backward sends their gradients the same way: two bf16 copies of them while the block runs.
         if (l.ep > 1) dispatch = 2.0 * kElem * assign * h;
     } else {
         mlp(T, static_cast<double>(m.ffn_hidden) / tp, 0, recomputes(l, RecomputeModule::mlp),
-            recomputes(l, RecomputeModule::mlp_act));
+            recomputes(l, RecomputeModule::mlp_act), alt);
+        // What the policy saves that autograd would not keep: the down projection's output (the seventh
+        // matmul, a full-sequence partial sum under TP) and, under sequence parallelism, the outputs of
+        // the two reduce-scatters.
+        if (alt && gated > 1.0) keep(kElem * T * h, false);
+        if (alt && sp > 1.0) keep(2.0 * kElem * T * h / sp, false);
     }
     ActParts parts;
     parts.full = full;
@@ -310,12 +324,16 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const ClusterSpec& c, const Lay
         // The loss: Megatron's vocab-parallel cross-entropy turns the bf16 logits into the fp32 copy it
         // keeps (counted in the activations); for that moment both exist, and again in the backward when
         // the fp32 gradient is cast back for the LM head (megatron/core/tensor_parallel/cross_entropy.py).
-        loss = kElem * T * static_cast<double>(m.vocab) / static_cast<double>(l.tp);
-        // Eager: the loss upcasts the bf16 logits to a new fp32 tensor and shifts (or log-softmaxes) it
-        // into another, so at the forward's peak both fp32 tensors sit beside the bf16 logits: 2 + 4 + 4
-        // bytes per logit against the fused kernel's 2 + 4 (torchtitan `cross_entropy(pred.float())`,
-        // nanotron `sharded_cross_entropy`).
-        if (l.kernels == Kernels::eager) loss += 4.0 * T * static_cast<double>(m.vocab) / static_cast<double>(l.tp);
+        // Beyond the 4 bytes a logit kept (head_activations), by the loss's kernel (enums.h CrossEntropy):
+        // fused 2 (the bf16 logits); sharded 2 + 4 (nanotron's fp32 copy and shifted logits beside them);
+        // upcast 4 + 4 in log-softmax's backward (the incoming and outgoing fp32 gradients, the bf16
+        // logits deleted: torchtitan), more than its forward's 2 + 4.
+        const double logits = T * static_cast<double>(m.vocab) / static_cast<double>(l.tp);
+        switch (l.cross_entropy) {
+            case CrossEntropy::fused: loss = kElem * logits; break;
+            case CrossEntropy::sharded: loss = (kElem + 4.0) * logits; break;
+            case CrossEntropy::upcast: loss = 8.0 * logits; break;
+        }
     }
     // A layer's backward: the gradients of what its larger block (attention or MLP) kept, alive together
     // for that block (autograd frees each input's gradient once the block before it has consumed it).

@@ -52,6 +52,9 @@ Export megatron(const ModelSpec& m, const Layout& l) {
     if (l.schedule == Schedule::dualpipe) return refuse(F, "Megatron-LM has no DualPipe schedule");
     if (recomputes(l, RecomputeModule::mlp_act))
         return refuse(F, "Megatron-LM has no recompute module for a dense MLP's activation alone (mlp_act; use mlp)");
+    if (recomputes(l, RecomputeModule::every_second_gemm))
+        return refuse(F, "Megatron-LM has no recompute module for every second GEMM of a layer (every_second_gemm, "
+                         "torchtitan's op-level checkpointing; use mlp, or full)");
     if (l.zero == 2)
         return refuse(F, "Megatron-LM has no ZeRO-2: its distributed optimizer shards the optimizer state (zero 1) and "
                          "keeps the gradient buffer whole; FSDP shards everything (zero 3)");

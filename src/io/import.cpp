@@ -398,6 +398,7 @@ Draft torchtitan_layout(const Values& v) {
     // run_train.sh launches with PYTORCH_ALLOC_CONF="expandable_segments:True" (framework_defaults).
     const FrameworkDefaults fw = framework_defaults(l.framework);
     l.grad_accumulation = fw.grad_accumulation;
+    l.cross_entropy = fw.cross_entropy;  // F.cross_entropy on pred.float()
     l.allocator = fw.allocator;
     d.notes.push_back("layout.allocator: expandable, as torchtitan's run_train.sh launches with "
                       "PYTORCH_ALLOC_CONF=expandable_segments:True");

@@ -350,7 +350,7 @@ Layout layout_from_json(const json& j, const std::string& path, const std::strin
     Reader r(j, path);
     r.only({"tp", "cp", "pp", "dp", "ep", "etp", "vpp", "micro_batch", "global_batch", "seq_len", "zero", "recompute",
             "recompute_modules", "recompute_method", "recompute_layers", "attention_kernel", "kernels", "stage_split",
-            "grad_buckets", "grad_accumulation", "allocator", "dropout", "sequence_parallel", "tp_recompute_allgather", "tp_comm_overlap", "ep_comm_overlap", "moe_dispatcher", "precision",
+            "grad_buckets", "grad_accumulation", "cross_entropy", "allocator", "dropout", "sequence_parallel", "tp_recompute_allgather", "tp_comm_overlap", "ep_comm_overlap", "moe_dispatcher", "precision",
             "schedule", "grad_dtype", "order", "framework"});
     Layout l;
     l.tp = r.integer("tp", 1);
@@ -397,8 +397,8 @@ Layout layout_from_json(const json& j, const std::string& path, const std::strin
     }
     l.framework = r.string("framework", "");
     // "selective" as the framework defines it: Megatron's default module is core_attn (recomputes()'s
-    // default); torchtitan's op-level selective checkpointing keeps the GEMM outputs and replays the
-    // norms, the activation functions and the attention core.
+    // default); torchtitan's op-level selective checkpointing keeps attention's and every other matmul's
+    // output and replays the norms, the activation functions and the matmuls between.
     if (l.recompute == Recompute::selective && l.recompute_modules == 0 && framework_family(l.framework) == "fsdp")
         l.recompute_modules = op_level_selective_modules();
     l.precision = r.choice<Precision>("precision", Precision::bf16);
@@ -408,6 +408,7 @@ Layout layout_from_json(const json& j, const std::string& path, const std::strin
     l.stage_split = r.choice<StageSplit>("stage_split", fw.stage_split);
     l.grad_buckets = r.choice<GradBuckets>("grad_buckets", fw.grad_buckets);
     l.grad_accumulation = r.choice<GradAccumulation>("grad_accumulation", fw.grad_accumulation);
+    l.cross_entropy = r.choice<CrossEntropy>("cross_entropy", fw.cross_entropy);
     l.allocator = r.choice<Allocator>("allocator", fw.allocator);
     l.dropout = r.boolean("dropout", false);
     l.sequence_parallel = r.boolean("sequence_parallel", l.tp > 1);
@@ -584,7 +585,7 @@ json to_json(const Layout& l) {
             {"recompute_layers", l.recompute == Recompute::full ? json(l.recompute_layers) : json(nullptr)},
             {"attention_kernel", enum_name(l.attention_kernel)}, {"kernels", enum_name(l.kernels)},
             {"stage_split", enum_name(l.stage_split)}, {"grad_buckets", enum_name(l.grad_buckets)},
-            {"grad_accumulation", enum_name(l.grad_accumulation)},
+            {"grad_accumulation", enum_name(l.grad_accumulation)}, {"cross_entropy", enum_name(l.cross_entropy)},
             {"allocator", enum_name(l.allocator)}, {"dropout", l.dropout},
             {"sequence_parallel", l.sequence_parallel}, {"tp_recompute_allgather", l.tp_recompute_allgather},
             {"tp_comm_overlap", l.tp_comm_overlap},

@@ -175,6 +175,7 @@ Case apply_overrides(Case c, const Overrides& o, Naming n) {
         l.stage_split = fw.stage_split;
         l.grad_buckets = fw.grad_buckets;
         l.grad_accumulation = fw.grad_accumulation;
+        l.cross_entropy = fw.cross_entropy;
         l.allocator = fw.allocator;
         l.tp_comm_overlap = fw.tp_comm_overlap;
         l.ep_comm_overlap = fw.ep_comm_overlap;
@@ -189,6 +190,7 @@ Case apply_overrides(Case c, const Overrides& o, Naming n) {
     if (!o.grad_accumulation.empty())
         l.grad_accumulation = named<GradAccumulation>(o.grad_accumulation, "grad_accumulation", n);
     if (!o.allocator.empty()) l.allocator = named<Allocator>(o.allocator, "allocator", n);
+    if (!o.cross_entropy.empty()) l.cross_entropy = named<CrossEntropy>(o.cross_entropy, "cross_entropy", n);
     if (!o.dropout.empty()) l.dropout = on_off(o.dropout, "dropout", n);
     if (!o.tp_recompute_allgather.empty())
         l.tp_recompute_allgather = on_off(o.tp_recompute_allgather, "tp_recompute_allgather", n);

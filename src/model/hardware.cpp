@@ -122,15 +122,15 @@ Efficiency default_efficiency(const std::string& generation) {
     Efficiency e;
     // FITTED-BEGIN (tools/fit_defaults.py: shardplan calibrate calibration.json --per-generation)
     if (generation == "ampere") {  // 98 runs
-        e.gemm_16 = 0.7804;
+        e.gemm_16 = 0.7805;
         e.gemm_8 = 0.65;
         e.gemm_4 = 0.55;
         e.gemm_half_dim = 232.1;
         e.moe = 0.6;
         e.attn = 0.3091;
-        e.attn_half_seq = 172.8;
-        e.scale_out_bw = 1;
-        e.overlap_dp = 0.6867;
+        e.attn_half_seq = 173.2;
+        e.scale_out_bw = 0.9998;
+        e.overlap_dp = 0.671;
         e.a2a = 0.6;
         e.reserve_bytes = 1.271e+09;
     }

@@ -93,6 +93,10 @@ FrameworkDefaults framework_defaults(const std::string& framework, const std::st
     }
     // torchtitan's run_train.sh launches with PYTORCH_ALLOC_CONF="expandable_segments:True".
     if (torchtitan) d.allocator = Allocator::expandable;
+    // The loss: torchtitan's cross_entropy_loss is F.cross_entropy on pred.float() (models' loss.py);
+    // nanotron's sharded_cross_entropy works on an fp32 copy in place (tensor_parallel/functional.py).
+    if (torchtitan) d.cross_entropy = CrossEntropy::upcast;
+    if (nanotron) d.cross_entropy = CrossEntropy::sharded;
     if (nanotron) {
         d.stage_split = StageSplit::cost;      // nanotron/models/base.py build_model
         d.grad_buckets = GradBuckets::copies;  // torch DistributedDataParallel, gradient_as_bucket_view off
@@ -150,8 +154,8 @@ std::optional<std::string> ep_overlap_refusal(const Layout& l) {
 }
 
 uint32_t op_level_selective_modules() {
-    return module_bit(RecomputeModule::core_attn) | module_bit(RecomputeModule::layernorm) |
-           module_bit(RecomputeModule::mlp_act) | module_bit(RecomputeModule::moe_act);
+    return module_bit(RecomputeModule::layernorm) | module_bit(RecomputeModule::mlp_act) |
+           module_bit(RecomputeModule::moe_act) | module_bit(RecomputeModule::every_second_gemm);
 }
 
 std::string recompute_modules_string(const Layout& l) {
