@@ -142,6 +142,9 @@ struct FrameworkDefaults {
 /// `precision`: the layout's, where a default differs with it (the gradient dtype).
 FrameworkDefaults framework_defaults(const std::string& framework, const std::string& generation = "",
                                      Precision precision = Precision::bf16);
+/// Sets every field of `l` that `fw` has a default for (what naming a framework brings; what is given
+/// beside it is applied after).
+void apply_framework_defaults(const FrameworkDefaults& fw, Layout& l);
 /// "core_attn,mlp": the modules a selective layout replays, in Megatron's order.
 std::string recompute_modules_string(const Layout& l);
 /// Expert-data-parallel degree: the tp·cp·dp ranks of one stage, regrouped as etp × ep × edp.

@@ -392,14 +392,13 @@ Draft torchtitan_layout(const Values& v) {
     Draft d;
     Layout& l = d.l;
     l.framework = "torchtitan";
+    // What torchtitan brings (framework_defaults): eager gradient accumulation (FSDP2 / AccumulateGrad,
+    // compiled or not), F.cross_entropy on pred.float(), the expandable allocator its run_train.sh
+    // launches with, fp32 gradients (training.mixed_precision_reduce: float32 is its only choice); what
+    // the file sets below overrides them.
+    apply_framework_defaults(framework_defaults(l.framework), l);
     // Eager PyTorch ops unless torch.compile fuses them (training.compile, or [compile] enable).
     l.kernels = v.flag("training.compile") || v.flag("compile.enable") ? Kernels::fused : Kernels::eager;
-    // FSDP2 / AccumulateGrad add each micro-batch's gradients in a pass of their own, compiled or not;
-    // run_train.sh launches with PYTORCH_ALLOC_CONF="expandable_segments:True" (framework_defaults).
-    const FrameworkDefaults fw = framework_defaults(l.framework);
-    l.grad_accumulation = fw.grad_accumulation;
-    l.cross_entropy = fw.cross_entropy;  // F.cross_entropy on pred.float()
-    l.allocator = fw.allocator;
     d.notes.push_back("layout.allocator: expandable, as torchtitan's run_train.sh launches with "
                       "PYTORCH_ALLOC_CONF=expandable_segments:True");
     // Async TP, under whichever table this torchtitan version keeps it.
@@ -441,7 +440,6 @@ Draft torchtitan_layout(const Values& v) {
         else v.bad(P + "pipeline_parallel_schedule", "1F1B, GPipe or Interleaved1F1B (the schedules shardplan models)");
     }
     if (l.schedule == Schedule::interleaved) l.vpp = 2;  // torchtitan's default stages per rank for looped schedules
-    l.grad_dtype = GradDtype::fp32;  // training.mixed_precision_reduce: float32 is torchtitan's only choice
     if (v.text("training.mixed_precision_param", "bfloat16") != "bfloat16")
         v.bad("training.mixed_precision_param", "bfloat16 (shardplan does not model fp32 training)");
     if (v.has("model.converters")) {

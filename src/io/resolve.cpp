@@ -169,18 +169,9 @@ Case apply_overrides(Case c, const Overrides& o, Naming n) {
     if (!o.framework.empty()) {
         if (o.framework.size() > 200) throw ConfigError(override_name("framework", n), "a framework name of at most 200 characters");
         l.framework = o.framework;
-        const FrameworkDefaults fw = framework_defaults(l.framework, c.cluster.gpu.generation, l.precision);
-        l.kernels = fw.kernels;
-        l.attention_kernel = fw.attention;
-        l.stage_split = fw.stage_split;
-        l.grad_buckets = fw.grad_buckets;
-        l.grad_accumulation = fw.grad_accumulation;
-        l.cross_entropy = fw.cross_entropy;
-        l.allocator = fw.allocator;
-        l.tp_comm_overlap = fw.tp_comm_overlap;
-        l.ep_comm_overlap = fw.ep_comm_overlap;
-        if (o.grad_dtype.empty()) l.grad_dtype = fw.grad_dtype;
-        l.moe_dispatcher = fw.moe_dispatcher;
+        const GradDtype given = l.grad_dtype;  // --grad-dtype, applied above, stays
+        apply_framework_defaults(framework_defaults(l.framework, c.cluster.gpu.generation, l.precision), l);
+        if (!o.grad_dtype.empty()) l.grad_dtype = given;
     }
     if (!o.moe_dispatcher.empty()) l.moe_dispatcher = named<Dispatcher>(o.moe_dispatcher, "moe_dispatcher", n);
     if (!o.attention_kernel.empty()) l.attention_kernel = named<AttentionKernel>(o.attention_kernel, "attention_kernel", n);

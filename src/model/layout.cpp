@@ -131,6 +131,20 @@ FrameworkDefaults framework_defaults(const std::string& framework, const std::st
     return d;
 }
 
+void apply_framework_defaults(const FrameworkDefaults& fw, Layout& l) {
+    l.kernels = fw.kernels;
+    l.attention_kernel = fw.attention;
+    l.stage_split = fw.stage_split;
+    l.grad_buckets = fw.grad_buckets;
+    l.grad_accumulation = fw.grad_accumulation;
+    l.cross_entropy = fw.cross_entropy;
+    l.allocator = fw.allocator;
+    l.tp_comm_overlap = fw.tp_comm_overlap;
+    l.ep_comm_overlap = fw.ep_comm_overlap;
+    l.grad_dtype = fw.grad_dtype;
+    l.moe_dispatcher = fw.moe_dispatcher;
+}
+
 bool fsdp_per_micro_batch(const Layout& l) { return l.zero >= 3 && l.pp == 1; }
 
 bool overlaps_tp(const Layout& l) { return l.tp > 1 && l.tp_comm_overlap && l.sequence_parallel; }
