@@ -13,6 +13,7 @@
 #include "shardplan/constants.h"
 #include "shardplan/presets.h"
 #include "shardplan/ranges.h"
+#include "shardplan/suggest.h"
 #include "shardplan/validate.h"
 
 using namespace shardplan;
@@ -21,12 +22,53 @@ namespace {
 const std::string kCalibration = shardplan::testing::shared_path("validation/calibration.json");
 }
 
+// A run whose recomputation the source did not state, and which cannot fit without some, is planned with
+// the fastest recomputation that fits, not with full: Llama 3 70B at TP 8, micro-batch 4 of 8,192 tokens
+// on 64 H100s needs 85.5 GB and more without recomputation and with Megatron's default (core_attn) alone;
+// replaying the norms and the MLP as well fits, and is faster than replaying whole layers.
+TEST(Validation, AnAssumedRecomputationThatCannotFitIsPlannedWithTheFastestThatFits) {
+    const json j = json::parse(R"J({
+      "id": "t", "model": "llama3-70b",
+      "cluster": {"gpu": "h100-sxm", "gpus": 64, "gpus_per_node": 8, "scale_up_domain": 8},
+      "layout": {"tp": 8, "cp": 1, "pp": 1, "dp": 8, "ep": 1, "etp": null, "vpp": 1, "micro_batch": 4,
+                 "global_batch": 64, "seq_len": 8192, "zero": 1, "recompute": "none",
+                 "sequence_parallel": true, "precision": "bf16"},
+      "measured": {"tokens_per_s_per_gpu": 700},
+      "derived": ["layout.recompute: [assumed] none (not stated)"]})J");
+    const Case c = case_from_json(j);
+    ASSERT_TRUE(c.is_assumed("layout.recompute"));
+    ASSERT_FALSE(evaluate(c.model, c.cluster, c.layout).memory_fits);
+    std::string resolved;
+    const Plan p = plan_case(c, &resolved, true);
+    EXPECT_TRUE(p.memory_fits);
+    EXPECT_EQ(resolved, "layout.recompute: none → selective (core_attn,layernorm,mlp) (the assumed value does not fit)");
+    // Every lighter option misses and every fitting one is slower: the first selective set and the block
+    // method with one layer fewer than it fits with do not fit; full recomputation fits and is slower.
+    double fastest = 0;
+    for (const auto& [change, l] : recompute_options(c.model, c.cluster, c.layout,
+                                                     [&](const Layout& n) { return evaluate(c.model, c.cluster, n); })) {
+        const Plan q = evaluate(c.model, c.cluster, l);
+        if (q.memory_fits) fastest = std::max(fastest, q.throughput.tokens_per_s_per_gpu);
+        if (l.recompute == Recompute::selective && l.recompute_modules == module_bit(RecomputeModule::core_attn))
+            EXPECT_FALSE(q.memory_fits) << change;
+        if (l.recompute == Recompute::full && l.recompute_method != RecomputeMethod::block)
+            EXPECT_LT(q.throughput.tokens_per_s_per_gpu, p.throughput.tokens_per_s_per_gpu);
+    }
+    EXPECT_DOUBLE_EQ(fastest, p.throughput.tokens_per_s_per_gpu);
+    // A stated recomputation is planned as written, fitting or not.
+    json stated = j;
+    stated["derived"] = json::array();
+    EXPECT_FALSE(plan_case(case_from_json(stated), &resolved, true).memory_fits);
+}
+
 TEST(Validation, PublishedRunsStayWithinTheReachedBounds) {
     SHARDPLAN_REQUIRE_SHARED(kCalibration);
     const ValidationReport r = validate_cases(read_cases(read_json_file(kCalibration, "calibration"), "calibration"));
     const ValidationSummary& s = r.summary;
     EXPECT_GE(s.predicted, 320);
-    // reached in sample: 5.2 % / 17.7 % with all-gathers and reduce-scatters as rings (17.8 % before); 5.2 % / 17.8 % since the allocator's cache yields to allocations (fewer runs need
+    // reached in sample: 4.3 % / 15.8 % since an assumed recomputation that cannot fit is planned with the
+    // fastest that does rather than full, and attention's sequence dependence is taken from its source (5.1 % /
+    // 17.7 % before); 5.2 % / 17.7 % with all-gathers and reduce-scatters as rings (17.8 % before); 5.2 % / 17.8 % since the allocator's cache yields to allocations (fewer runs need
     // an assumed recomputation to fit); 5.3 % / 17.7 % with the host's launch cost at its sourced 3 ms, shown in part
     // (5.1 % / 18.4 % with it fitted and added in full; 5.4 % / 18.3 % before the H100 96GB preset's peak; 5.3 % / 18.2 %
     // before torchtitan's and Megatron-LM's gradients went fp32; 5.5 % / 18.3 % before Megatron-Bridge's EP overlap followed the GPU;
@@ -35,8 +77,8 @@ TEST(Validation, PublishedRunsStayWithinTheReachedBounds) {
     // classes (6.2 % / 21.4 % before; 6.4 /
     // 18.1 with only TP overlap as a layout setting, 5.9 / 18.8 with both overlaps as fitted shares, whose
     // fits sat at their bounds); the held-out figures, below, are the ones that matter (docs/validation.md).
-    EXPECT_LE(s.median_abs_error, 0.056) << "median |error| of tokens/s per GPU";
-    EXPECT_LE(s.p90_abs_error, 0.18) << "90th percentile |error|";
+    EXPECT_LE(s.median_abs_error, 0.046) << "median |error| of tokens/s per GPU";
+    EXPECT_LE(s.p90_abs_error, 0.165) << "90th percentile |error|";
     // The same-job ranking in sample: 80 % of 20 pairs (65 % while the GB200 jobs filled 72-GPU racks in
     // order and their EP groups crossed racks; held out it is 80 %, below).
     EXPECT_GE(s.ranking.share(), 0.80);
@@ -224,7 +266,10 @@ TEST(Validation, RankingCountsSameJobPairsMoreThanFivePercentApart) {
 }
 
 // The headline figure: each source of calibration.json predicted with constants fitted on the others.
-// Reached: median 8.3 %, p90 30.3 % (30.4 % before the eager frameworks' gradient accumulation pass),
+// Reached: median 7.9 %, p90 31.5 %, since an assumed recomputation that cannot fit is planned with the
+// fastest that does (Megatron-Bridge's GPT-OSS runs on B200, whose recipe replays only layernorm and
+// moe_act, are then predicted 40-100 % fast held out, where full recomputation had hidden it) and
+// attn_half_seq is sourced (8.2 %, 30.7 % before; 8.3 %, 30.3 % (30.4 % before the eager frameworks' gradient accumulation pass),
 // ranking 75 % of 20 pairs since the allocator's cache yields to
 // allocations (a run whose cache alone tipped it over fits as published, no longer planned with assumed
 // recomputation, and one Megatron-Bridge pair flips: 80 % before, median 8.4 %, p90 31.2 %); with the
@@ -239,8 +284,8 @@ TEST(Validation, RankingCountsSameJobPairsMoreThanFivePercentApart) {
 TEST(Validation, LeaveOneSourceOutStaysWithinTheReachedBounds) {
     SHARDPLAN_REQUIRE_SHARED(kCalibration);
     const LeaveOneSourceOut l = leave_one_source_out(read_cases(read_json_file(kCalibration, "calibration"), "calibration").cases);
-    EXPECT_LE(l.throughput.median_abs_error, 0.085);
-    EXPECT_LE(l.throughput.p90_abs_error, 0.31);
+    EXPECT_LE(l.throughput.median_abs_error, 0.082);
+    EXPECT_LE(l.throughput.p90_abs_error, 0.32);
     EXPECT_GE(l.ranking.share(), 0.75);
 }
 

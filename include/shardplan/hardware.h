@@ -26,7 +26,7 @@ struct Efficiency {
     double moe = 0.60;             // routed-expert grouped GEMMs + token dispatch, relative to dense GEMMs
     double attn = 0.55;            // FlashAttention-2 at long context, fraction of the 16-bit peak
     double attn_fused = 1.0;       // fused attention (cuDNN, FlashAttention-3) relative to FlashAttention-2
-    double attn_half_seq = 1024;   // keys per query row at which attention reaches half of `attn`
+    double attn_half_seq = 500;    // keys per query row at which attention reaches half of `attn` (causal)
     double hbm = 0.80;             // achieved fraction of HBM bandwidth for memory-bound kernels
     double scale_up_bw = 0.80;     // achieved fraction of scale-up link rate (bus bandwidth)
     double scale_out_bw = 0.90;    // achieved fraction of NIC line rate

@@ -7,6 +7,7 @@
 ///   for (const FitChange& f : fit_changes(model, cluster, layout))
 ///       if (f.plan.feasible()) std::cout << f.change << ": " << f.plan.throughput.tokens_per_s_per_gpu;
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,16 @@ struct FitChange {
     Layout layout;       // the layout with that one change (dp re-derived where a degree moved)
     Plan plan;           // its plan: fits or not, and how fast
 };
+
+/// The recomputation settings heavier than `l`'s, lightest first: Megatron's default selective set
+/// (core_attn); the elementwise modules beside it (layernorm, moe_act, and mla_up_proj under MLA); those
+/// and every MLP, expert and shared-expert block; full recomputation of only the first N layers of each
+/// stage chunk (Megatron's block method) with the smallest N that `plan` says fits; full. Each comes with
+/// its label ("recompute selective (core_attn,layernorm)"). `plan` is the evaluation to bisect N with
+/// (the simulated plan, or the closed form inside the fit's loop). Used by fit_changes and by validate,
+/// which plans a run whose assumed recomputation does not fit with the fastest of these that does.
+std::vector<std::pair<std::string, Layout>> recompute_options(const ModelSpec& m, const ClusterSpec& c, const Layout& l,
+                                                              const std::function<Plan(const Layout&)>& plan);
 
 /// Every candidate change that yields a runnable layout, fitting ones first (fastest first), then the
 /// others by how much memory they still lack. Empty when no change applies.

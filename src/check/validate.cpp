@@ -8,6 +8,7 @@
 
 #include "shardplan/error.h"
 #include "shardplan/plan.h"
+#include "shardplan/suggest.h"
 
 namespace shardplan {
 
@@ -38,18 +39,23 @@ Plan plan_case(const Case& c, std::string* resolved, bool simulate) {
     };
     Plan p = plan(c.layout);
     if (p.rejection || p.memory_fits || !c.is_assumed("layout.recompute")) return p;
-    for (Recompute rc : {Recompute::selective, Recompute::full}) {
-        if (rc <= c.layout.recompute) continue;
-        Layout l = c.layout;
-        l.recompute = rc;
+    // The run ran, so it fit: the fastest recomputation heavier than the assumed one that fits (the
+    // least replay a recipe would settle for), or full recomputation when none does.
+    std::optional<std::pair<std::string, Plan>> best;
+    for (auto& [change, l] : recompute_options(c.model, c.cluster, c.layout, plan)) {
         Plan q = plan(l);
-        if (q.rejection || (!q.memory_fits && rc != Recompute::full)) continue;
-        if (resolved)
-            *resolved = fmt::format("layout.recompute: {} → {} (the assumed value does not fit{})",
-                                    enum_name(c.layout.recompute), enum_name(rc), q.memory_fits ? "" : "; neither does this");
-        return q;
+        if (q.rejection) continue;
+        const bool last = l.recompute == Recompute::full && l.recompute_method != RecomputeMethod::block;
+        if (!q.memory_fits && !(last && !best)) continue;
+        if (!best || (q.memory_fits && q.throughput.tokens_per_s_per_gpu > best->second.throughput.tokens_per_s_per_gpu))
+            best.emplace(change, std::move(q));
     }
-    return p;
+    if (!best) return p;
+    if (resolved)
+        *resolved = fmt::format("layout.recompute: {} → {} (the assumed value does not fit{})",
+                                enum_name(c.layout.recompute), best->first.substr(std::string("recompute ").size()),
+                                best->second.memory_fits ? "" : "; neither does this");
+    return std::move(best->second);
 }
 
 CaseResult predict_case(const Case& c) {

@@ -122,43 +122,40 @@ Efficiency default_efficiency(const std::string& generation) {
     Efficiency e;
     // FITTED-BEGIN (tools/fit_defaults.py: shardplan calibrate calibration.json --per-generation)
     if (generation == "ampere") {  // 98 runs
-        e.gemm_16 = 0.7805;
+        e.gemm_16 = 0.7784;
         e.gemm_8 = 0.65;
         e.gemm_4 = 0.55;
-        e.gemm_half_dim = 232.1;
+        e.gemm_half_dim = 176.6;
         e.moe = 0.6;
-        e.attn = 0.3091;
-        e.attn_half_seq = 173.2;
-        e.scale_out_bw = 0.9998;
-        e.overlap_dp = 0.671;
+        e.attn = 0.31;
+        e.scale_out_bw = 0.9985;
+        e.overlap_dp = 0.6677;
         e.a2a = 0.6;
         e.reserve_bytes = 1.271e+09;
     }
     if (generation == "blackwell") {  // 64 runs
-        e.gemm_16 = 0.6787;
-        e.gemm_8 = 0.8188;
+        e.gemm_16 = 0.6897;
+        e.gemm_8 = 0.7993;
         e.gemm_4 = 0.5959;
-        e.gemm_half_dim = 1883;
-        e.moe = 0.8141;
-        e.attn = 0.3279;
-        e.attn_half_seq = 2197;
-        e.scale_out_bw = 0.7993;
-        e.overlap_dp = 0.226;
+        e.gemm_half_dim = 1850;
+        e.moe = 0.7885;
+        e.attn = 0.2589;
+        e.scale_out_bw = 0.6282;
+        e.overlap_dp = 0.08728;
         e.a2a = 0.9999;
         e.reserve_bytes = 5.348e+09;
     }
     if (generation == "hopper") {  // 162 runs
-        e.gemm_16 = 0.8233;
-        e.gemm_8 = 0.7953;
+        e.gemm_16 = 0.7807;
+        e.gemm_8 = 0.7434;
         e.gemm_4 = 0.55;
-        e.gemm_half_dim = 723;
-        e.moe = 0.7484;
-        e.attn = 0.1977;
-        e.attn_half_seq = 1314;
+        e.gemm_half_dim = 697.1;
+        e.moe = 0.7692;
+        e.attn = 0.1931;
         e.scale_out_bw = 1;
-        e.overlap_dp = 0.01717;
-        e.a2a = 0.6286;
-        e.reserve_bytes = 1.586e+09;
+        e.overlap_dp = 6.611e-05;
+        e.a2a = 0.631;
+        e.reserve_bytes = 1.851e+09;
     }
     // FITTED-END
     // Hopper-native attention (cuDNN fused attention, FlashAttention-3) against FlashAttention-2 on H100,

@@ -24,34 +24,43 @@ std::optional<Layout> with_degree(const Layout& l, int64_t Layout::*axis, int64_
 
 }  // namespace
 
-std::vector<FitChange> fit_changes(const ModelSpec& m, const ClusterSpec& c, const Layout& l) {
-    std::vector<std::pair<std::string, Layout>> candidates;
-    auto add = [&](std::string what, Layout n) { candidates.emplace_back(std::move(what), std::move(n)); };
-    if (l.recompute == Recompute::none) {
+std::vector<std::pair<std::string, Layout>> recompute_options(const ModelSpec& m, const ClusterSpec& c, const Layout& l,
+                                                              const std::function<Plan(const Layout&)>& plan) {
+    std::vector<std::pair<std::string, Layout>> out;
+    if (l.recompute == Recompute::full) return out;
+    // Selective sets of growing reach, each a superset of what `l` already replays.
+    const uint32_t have = l.recompute == Recompute::selective
+                              ? (l.recompute_modules ? l.recompute_modules : module_bit(RecomputeModule::core_attn))
+                              : 0;
+    uint32_t elementwise = module_bit(RecomputeModule::core_attn) | module_bit(RecomputeModule::layernorm);
+    if (m.moe) elementwise |= module_bit(RecomputeModule::moe_act);
+    if (m.mla) elementwise |= module_bit(RecomputeModule::mla_up_proj);
+    uint32_t blocks = elementwise | module_bit(RecomputeModule::mlp);
+    if (m.moe) blocks |= module_bit(RecomputeModule::moe) | module_bit(RecomputeModule::shared_experts);
+    for (const uint32_t set : {module_bit(RecomputeModule::core_attn), elementwise, blocks}) {
+        if ((set & have) != have || set == have) continue;
+        if (!out.empty() && out.back().second.recompute_modules == set) continue;
         Layout n = l;
         n.recompute = Recompute::selective;
-        n.recompute_modules = 0;
-        add("recompute selective (core_attn)", n);
+        n.recompute_modules = set;
+        out.emplace_back(fmt::format("recompute selective ({})", recompute_modules_string(n)), n);
     }
-    if (l.recompute != Recompute::full) {
-        Layout n = l;
-        n.recompute = Recompute::full;
-        n.recompute_modules = 0;
-        add("recompute full", n);
-    }
-    if (l.recompute != Recompute::full && !check_layout(m, c, l)) {
-        // Full recomputation of only as many layers per chunk as it takes (Megatron's block method):
-        // memory falls as N grows, so the smallest N that fits, found by bisection, replays the least.
-        Layout n = l;
-        n.recompute = Recompute::full;
-        n.recompute_modules = 0;
-        n.recompute_method = RecomputeMethod::block;
+    // Full recomputation of only as many layers per chunk as it takes (Megatron's block method):
+    // memory falls as N grows, so the smallest N that fits, found by bisection, replays the least. (JAX
+    // frameworks scan their layers under one remat policy; their policies between "minimal" and "full",
+    // which save some of each layer's tensors, cost about what this does for the same memory.)
+    Layout n = l;
+    n.recompute = Recompute::full;
+    n.recompute_modules = 0;
+    if (!check_layout(m, c, l)) {
+        Layout b = n;
+        b.recompute_method = RecomputeMethod::block;
         const int64_t chunks = rank_chunks(l);
         int64_t most = 0;
         for (const Stage& s : split_stages(m, l)) most = std::max(most, (s.layers + chunks - 1) / chunks);
         auto fits_with = [&](int64_t layers) {
-            n.recompute_layers = layers;
-            const Plan p = evaluate(m, c, n);
+            b.recompute_layers = layers;
+            const Plan p = plan(b);
             return !p.rejection && p.memory_fits;
         };
         if (most > 1 && fits_with(most - 1)) {
@@ -61,12 +70,20 @@ std::vector<FitChange> fit_changes(const ModelSpec& m, const ClusterSpec& c, con
                 if (fits_with(mid)) hi = mid;
                 else lo = mid + 1;
             }
-            n.recompute_layers = hi;
-            add(fmt::format("recompute full, the first {} layer{} of each stage{} (block)", hi, hi == 1 ? "" : "s",
-                            chunks > 1 ? " chunk" : ""),
-                n);
+            b.recompute_layers = hi;
+            out.emplace_back(fmt::format("recompute full, the first {} layer{} of each stage{} (block)", hi,
+                                         hi == 1 ? "" : "s", chunks > 1 ? " chunk" : ""),
+                             b);
         }
     }
+    out.emplace_back("recompute full", n);
+    return out;
+}
+
+std::vector<FitChange> fit_changes(const ModelSpec& m, const ClusterSpec& c, const Layout& l) {
+    std::vector<std::pair<std::string, Layout>> candidates =
+        recompute_options(m, c, l, [&](const Layout& n) { return evaluate(m, c, n); });
+    auto add = [&](std::string what, Layout n) { candidates.emplace_back(std::move(what), std::move(n)); };
     for (int z = l.zero + 1; z <= 3; ++z) {
         Layout n = l;
         n.zero = z;
