@@ -41,14 +41,17 @@ Plan plan_case(const Case& c, std::string* resolved, bool simulate) {
     if (p.rejection || p.memory_fits || !c.is_assumed("layout.recompute")) return p;
     // The run ran, so it fit: the fastest recomputation heavier than the assumed one that fits (the
     // least replay a recipe would settle for), or full recomputation when none does.
+    const auto options = recompute_options(c.model, c.cluster, c.layout, plan);  // full recomputation last
     std::optional<std::pair<std::string, Plan>> best;
-    for (auto& [change, l] : recompute_options(c.model, c.cluster, c.layout, plan)) {
+    for (const auto& [change, l] : options) {
         Plan q = plan(l);
-        if (q.rejection) continue;
-        const bool last = l.recompute == Recompute::full && l.recompute_method != RecomputeMethod::block;
-        if (!q.memory_fits && !(last && !best)) continue;
-        if (!best || (q.memory_fits && q.throughput.tokens_per_s_per_gpu > best->second.throughput.tokens_per_s_per_gpu))
+        if (q.rejection || !q.memory_fits) continue;
+        if (!best || q.throughput.tokens_per_s_per_gpu > best->second.throughput.tokens_per_s_per_gpu)
             best.emplace(change, std::move(q));
+    }
+    if (!best && !options.empty()) {
+        Plan q = plan(options.back().second);
+        if (!q.rejection) best.emplace(options.back().first, std::move(q));
     }
     if (!best) return p;
     if (resolved)

@@ -39,7 +39,6 @@ std::vector<std::pair<std::string, Layout>> recompute_options(const ModelSpec& m
     if (m.moe) blocks |= module_bit(RecomputeModule::moe) | module_bit(RecomputeModule::shared_experts);
     for (const uint32_t set : {module_bit(RecomputeModule::core_attn), elementwise, blocks}) {
         if ((set & have) != have || set == have) continue;
-        if (!out.empty() && out.back().second.recompute_modules == set) continue;
         Layout n = l;
         n.recompute = Recompute::selective;
         n.recompute_modules = set;
