@@ -1,4 +1,5 @@
 // `shardplan calibrate RUNS.json -o profile.json`: fit the efficiency constants to measured runs.
+#include <algorithm>
 #include <fstream>
 #include <filesystem>
 #include <iostream>
@@ -31,6 +32,31 @@ json score_json(const FitScore& s) {
             {"false_oom", s.false_oom}};
 }
 
+// Prints a fit's scores and what it could not fit; returns them as the profile's `calibration`.
+json print_fit(const FitResult& r, const std::vector<FitParam>& params) {
+    std::cout << score_line("before", r.before) << score_line("after", r.after);
+    // A constant pressed against its plausible range is a missing mechanism, not a measurement.
+    json at_bounds = json::array();
+    std::vector<std::string> kept = r.unexercised;
+    kept.insert(kept.end(), r.single_source.begin(), r.single_source.end());
+    for (const FitParam& f : fit_params())
+        if (std::none_of(params.begin(), params.end(), [&](const FitParam& p) { return p.field == f.field; }))
+            kept.push_back(f.name);  // not part of this fit
+    for (const Constant* k : constants_at_bounds(r.eff, kept)) {
+        std::cout << fmt::format("  model defect: {} = {:g} {} sits at its plausible range [{:g}, {:g}] ({})\n",
+                                 k->key, k->to_json(r.eff), k->unit, k->fit_lo, k->fit_hi, k->meaning);
+        at_bounds.push_back(k->key);
+    }
+    if (!r.unexercised.empty())
+        std::cout << fmt::format("  not exercised by these runs (kept at the start value): {}\n",
+                                 fmt::join(r.unexercised, ", "));
+    if (!r.single_source.empty())
+        std::cout << fmt::format("  exercised by one source's runs only (kept at the start value): {}\n",
+                                 fmt::join(r.single_source, ", "));
+    return {{"fitted_on", score_json(r.after)}, {"before", score_json(r.before)}, {"at_bounds", at_bounds},
+            {"unexercised", r.unexercised}, {"single_source", r.single_source}};
+}
+
 }  // namespace
 
 Run setup_calibrate(CLI::App& cmd) {
@@ -45,7 +71,8 @@ Run setup_calibrate(CLI::App& cmd) {
     cmd.add_option("--holdout-every", o->holdout_every,
                    "Fit on all runs but every N-th and report the error on those held out");
     cmd.add_flag("--per-generation", o->per_generation,
-                 "Fit each GPU generation separately and print the constants (how the built-in defaults are made)");
+                 "Fit a set shared by all GPU generations, then each generation from it, from generic values, and "
+                 "print the constants (how the built-in defaults are made)");
     cmd.add_flag("--from-generic", o->from_generic,
                  "Start from generic constants instead of the fitted defaults (an honest hold-out test of the fit)");
     return [o]() {
@@ -72,39 +99,50 @@ Run setup_calibrate(CLI::App& cmd) {
         for (const Case& c : list.cases)
             if (measured_throughput(c)) sources.insert(c.source);
         const int min_sources = sources.size() > 1 ? 2 : 1;
-        json profiles = json::object();
-        for (const auto& [key, idx] : groups) {
-            std::vector<Case> fit, held;
+        // --per-generation: fit_generations on the runs not held out (the shared set, then each generation
+        // from it); otherwise one fit from this cluster's constants or the generic ones.
+        std::vector<Case> fit_all;
+        std::map<std::string, std::vector<Case>> held_by;
+        for (const auto& [key, idx] : groups)
             for (size_t k = 0; k < idx.size(); ++k) {
                 const bool hold = o->holdout_every > 0 && k % static_cast<size_t>(o->holdout_every) == 0;
-                (hold ? held : fit).push_back(list.cases[idx[k]]);
+                (hold ? held_by[key] : fit_all).push_back(list.cases[idx[k]]);
             }
-            const Efficiency start = o->from_generic ? generic_efficiency(list.cases[idx[0]].cluster.gpu.generation)
-                                                     : list.cases[idx[0]].cluster.gpu.eff;
-            if (o->from_generic)
-                for (std::vector<Case>* c : {&fit, &held})
-                    for (Case& x : *c) x.cluster.gpu.eff = start;
-            const FitResult r = fit_efficiency(fit, start, kPriorWeight, fit_params(), min_sources);
+        GenerationFit generations;
+        if (o->per_generation) {
+            generations = fit_generations(fit_all, min_sources);
+            std::cout << fmt::format("shared by every generation ({} runs fitted)\n", fit_all.size());
+            print_fit(generations.shared, shared_params());
+            json shared = json::object();  // the shared constants only: the others are each generation's
+            for (const Constant& k : efficiency_constants())
+                for (const FitParam& f : shared_params())
+                    if (f.field == k.field) shared[k.key] = k.to_json(generations.shared.eff);
+            std::cout << "  efficiency " << shared.dump() << "\n";
+        }
+        json profiles = json::object();
+        for (const auto& [key, idx] : groups) {
+            const std::string& generation = list.cases[idx[0]].cluster.gpu.generation;
+            const std::vector<Case>& held = held_by[key];
+            std::vector<Case> fit;
+            for (const Case& c : fit_all)
+                if ((o->per_generation ? c.cluster.gpu.generation : c.cluster.gpu.id) == key) fit.push_back(c);
+            Efficiency start = list.cases[idx[0]].cluster.gpu.eff;
+            FitResult r;
+            if (o->per_generation) {
+                start = shared_start(generation, generations.shared.eff);
+                const auto own = generations.generations.find(key);
+                if (own != generations.generations.end()) r = own->second;
+                else r.eff = start;  // every run of this generation held out
+            } else {
+                if (o->from_generic) {
+                    start = generic_efficiency(generation);
+                    for (Case& x : fit) x.cluster.gpu.eff = start;
+                }
+                r = fit_efficiency(fit, start, kPriorWeight, fit_params(), min_sources);
+            }
             std::cout << fmt::format("{} ({} runs fitted{})\n", key, fit.size(),
                                      held.empty() ? "" : fmt::format(", {} held out", held.size()));
-            std::cout << score_line("before", r.before) << score_line("after", r.after);
-            // A constant pressed against its plausible range is a missing mechanism, not a measurement.
-            json at_bounds = json::array();
-            std::vector<std::string> kept = r.unexercised;
-            kept.insert(kept.end(), r.single_source.begin(), r.single_source.end());
-            for (const Constant* k : constants_at_bounds(r.eff, kept)) {
-                std::cout << fmt::format("  model defect: {} = {:g} {} sits at its plausible range [{:g}, {:g}] ({})\n",
-                                         k->key, k->to_json(r.eff), k->unit, k->fit_lo, k->fit_hi, k->meaning);
-                at_bounds.push_back(k->key);
-            }
-            if (!r.unexercised.empty())
-                std::cout << fmt::format("  not exercised by these runs (kept at the start value): {}\n",
-                                         fmt::join(r.unexercised, ", "));
-            if (!r.single_source.empty())
-                std::cout << fmt::format("  exercised by one source's runs only (kept at the start value): {}\n",
-                                         fmt::join(r.single_source, ", "));
-            json cal = {{"fitted_on", score_json(r.after)}, {"before", score_json(r.before)}, {"at_bounds", at_bounds},
-                        {"unexercised", r.unexercised}, {"single_source", r.single_source}};
+            json cal = print_fit(r, fit_params());
             if (!held.empty()) {
                 const FitScore hb = score_efficiency(held, start), ha = score_efficiency(held, r.eff);
                 std::cout << score_line("held, before", hb) << score_line("held, after", ha);

@@ -66,7 +66,9 @@ TEST(Validation, PublishedRunsStayWithinTheReachedBounds) {
     const ValidationReport r = validate_cases(read_cases(read_json_file(kCalibration, "calibration"), "calibration"));
     const ValidationSummary& s = r.summary;
     EXPECT_GE(s.predicted, 320);
-    // reached in sample: 4.3 % / 15.8 % since an assumed recomputation that cannot fit is planned with the
+    // reached in sample: 4.3 % / 16.2 % since the constants are one set shared by the generations plus each
+    // generation's, fitted from generic values (4.3 % / 15.8 % before, the fit's fixed point from the
+    // shipped values); 4.3 % / 15.8 % since an assumed recomputation that cannot fit is planned with the
     // fastest that does rather than full, and attention's sequence dependence is taken from its source (5.1 % /
     // 17.7 % before); 5.2 % / 17.7 % with all-gathers and reduce-scatters as rings (17.8 % before); 5.2 % / 17.8 % since the allocator's cache yields to allocations (fewer runs need
     // an assumed recomputation to fit); 5.3 % / 17.7 % with the host's launch cost at its sourced 3 ms, shown in part
@@ -78,17 +80,21 @@ TEST(Validation, PublishedRunsStayWithinTheReachedBounds) {
     // 18.1 with only TP overlap as a layout setting, 5.9 / 18.8 with both overlaps as fitted shares, whose
     // fits sat at their bounds); the held-out figures, below, are the ones that matter (docs/validation.md).
     EXPECT_LE(s.median_abs_error, 0.046) << "median |error| of tokens/s per GPU";
-    EXPECT_LE(s.p90_abs_error, 0.165) << "90th percentile |error|";
-    // The same-job ranking in sample: 80 % of 20 pairs (65 % while the GB200 jobs filled 72-GPU racks in
-    // order and their EP groups crossed racks; held out it is 80 %, below).
-    EXPECT_GE(s.ranking.share(), 0.80);
-    // reached: 7 of 340 (2.1 %): torchtitan's compile + Float8 run fits since its expandable segments hold
+    EXPECT_LE(s.p90_abs_error, 0.168) << "90th percentile |error|";
+    // The same-job ranking in sample: 75 % of 20 pairs since the shared set (80 % before: one Megatron-Bridge
+    // Llama 3.1 405B NVFP4 pair that differs only by container release, predicted 0.2 % apart, flips;
+    // 65 % while the GB200 jobs filled 72-GPU racks in order and their EP groups crossed racks; held out it
+    // is 75 %, below).
+    EXPECT_GE(s.ranking.share(), 0.75);
+    // reached: 6 of 340 (1.8 %) since the shared set: Blackwell's reserve_gb, which only one source's runs
+    // move, takes the shared 2.0 GB (5.3 GB fitted before), and the DeepSeek-V3 GB200 baseline fits.
+    // 7 of 340 (2.1 %): torchtitan's compile + Float8 run fits since its expandable segments hold
     // no allocator cache. Before, 8 of 340 (2.4 %): six long-context Qwen3-235B runs; since gradients follow each framework's
     // dtype (fp32 for Megatron-LM with bf16 and for torchtitan), the DeepSeek-V3 GB200 baseline, whose
     // Megatron-MoE-ModelZoo script offloads the optimizer states (--offload-optimizer-states, a setting the
     // case does not state), and torchtitan's FSDP + torch.compile + Float8 run on 8 GPUs, 1.3 GB over
     // (compile's fusion is not modelled: torchtitan's compiled runs are predicted 12-16 % over). 6 before.
-    EXPECT_LE(double(s.false_oom) / double(s.cases), 0.021) << "runs predicted not to fit although they ran";
+    EXPECT_LE(double(s.false_oom) / double(s.cases), 0.018) << "runs predicted not to fit although they ran";
     // reached: 14.1 % on 10 torchtitan runs, against the predicted reserved figure, with no allocator cache
     // under their expandable segments (14.6 % with a fitted 1.9 % of activations; 20.3 % before their
     // gradients were fp32, as torchtitan reduces and FSDP2 accumulates them; 32.7 % before eager kernels,
@@ -220,7 +226,8 @@ TEST(Calibrate, RecoversTheProfileItsRunsCameFrom) {
                                           {"overlap_dp", &Efficiency::overlap_dp, 0.0, 1.0},
                                           {"scale_out_bw", &Efficiency::scale_out_bw, 0.3, 1.0},
                                           {"moe", &Efficiency::moe, 0.1, 1.0}};
-    Efficiency start = preset_gpu("h100-sxm").eff;
+    // From the generic start (not the shipped fit, which a refit moves): only `params` differ from the runs'.
+    Efficiency start = generic_efficiency("hopper");
     start.moe = 1.0;
     const FitResult f = fit_efficiency(runs, start, 0.0, params);
     EXPECT_EQ(f.unexercised, std::vector<std::string>{"moe"});
@@ -266,7 +273,10 @@ TEST(Validation, RankingCountsSameJobPairsMoreThanFivePercentApart) {
 }
 
 // The headline figure: each source of calibration.json predicted with constants fitted on the others.
-// Reached: median 7.9 %, p90 31.5 %, since an assumed recomputation that cannot fit is planned with the
+// Reached: median 7.0 %, p90 25.1 %, ranking 75 % of 20, since each refit is one set shared by the
+// generations plus each generation's own from it, its GEMMs starting at the generation's cuBLAS figures
+// (a source alone on Blackwell had been predicted with the generic constants: GB200 and B200 runs 20-45 %
+// fast held out); 7.9 %, 31.5 % since an assumed recomputation that cannot fit is planned with the
 // fastest that does (Megatron-Bridge's GPT-OSS runs on B200, whose recipe replays only layernorm and
 // moe_act, are then predicted 40-100 % fast held out, where full recomputation had hidden it) and
 // attn_half_seq is sourced (8.2 %, 30.7 % before; 8.3 %, 30.3 % (30.4 % before the eager frameworks' gradient accumulation pass),
@@ -284,14 +294,14 @@ TEST(Validation, RankingCountsSameJobPairsMoreThanFivePercentApart) {
 TEST(Validation, LeaveOneSourceOutStaysWithinTheReachedBounds) {
     SHARDPLAN_REQUIRE_SHARED(kCalibration);
     const LeaveOneSourceOut l = leave_one_source_out(read_cases(read_json_file(kCalibration, "calibration"), "calibration").cases);
-    EXPECT_LE(l.throughput.median_abs_error, 0.082);
-    EXPECT_LE(l.throughput.p90_abs_error, 0.32);
+    EXPECT_LE(l.throughput.median_abs_error, 0.072);
+    EXPECT_LE(l.throughput.p90_abs_error, 0.26);
     EXPECT_GE(l.ranking.share(), 0.75);
 }
 
-// Leave one source out: runs of two sources generated by one cluster's profile. Each source is predicted
-// with constants fitted on the other alone, so its errors are what a fit can carry to runs it never saw;
-// a source alone on its GPU generation is predicted with the generic constants.
+// Leave one source out: runs of three sources generated by one cluster's profile. Each source is predicted
+// with constants fitted on the others alone, so its errors are what a fit can carry to runs it never saw;
+// a source alone on its GPU generation is predicted with the set shared across generations.
 TEST(Calibrate, LeaveOneSourceOutPredictsEachSourceFromTheOthers) {
     Efficiency truth = preset_gpu("h100-sxm").eff;
     truth.gemm_16 = 0.55;
@@ -339,9 +349,14 @@ TEST(Calibrate, LeaveOneSourceOutPredictsEachSourceFromTheOthers) {
     // With one other source left on H100 a constant only its runs move is that source's: not fitted.
     const LeaveOneSourceOut two = leave_one_source_out({runs[0], runs[1], runs[3], runs[4]}, 1);
     for (const auto& st : two.sources) EXPECT_GT(st.throughput.median_abs_error, 0.5 * generic_median) << st.source;
-    // The A100 run's prediction used the generic constants: it equals a plan with them.
+    // The A100 run's prediction used the set shared by all generations, fitted on the H100 runs of the
+    // other sources, with A100's own generic GEMM share (cuBLAS's 82 %, not the H100 runs' 0.55): it
+    // equals a plan with shared_start("ampere", that shared set).
+    std::vector<Case> others(runs.begin(), runs.end() - 1);
+    const GenerationFit others_fit = fit_generations(others, 2);
     Case g = alone;
-    g.cluster.gpu.eff = Efficiency{};
+    g.cluster.gpu.eff = shared_start("ampere", others_fit.shared.eff);
+    EXPECT_DOUBLE_EQ(g.cluster.gpu.eff.gemm_16, generic_efficiency("ampere").gemm_16);
     const auto held_alone = std::find_if(one.cases.begin(), one.cases.end(), [](const CaseResult& r) { return r.source == "c"; });
     ASSERT_NE(held_alone, one.cases.end());
     EXPECT_NEAR(held_alone->tokens_per_s_per_gpu, predict_case(g).tokens_per_s_per_gpu, 1e-9);

@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 # Refits the built-in efficiency defaults: runs `shardplan calibrate --per-generation` on the published
-# runs and rewrites the block between FITTED-BEGIN and FITTED-END in src/model/hardware.cpp. Each fit starts
-# from the built-in constants and is pulled towards them, so one pass moves only part of the way: the
-# script rebuilds and fits again until the block stops changing (at most --rounds passes). Then rerun
-# the tests (golden reports and the validation bounds move with it) and tools/update_validation_doc.sh.
+# runs (one set shared by every generation, then each generation's from it, all from generic values:
+# the fit each leave-one-source-out refit makes, with every source) and rewrites the block between
+# FITTED-BEGIN and FITTED-END in src/model/hardware.cpp. The fit does not start from the built-in
+# constants, so one pass is the answer; the script rebuilds and fits once more to confirm the block no
+# longer changes (at most --rounds passes). Then rerun the tests (golden reports and the validation
+# bounds move with it), tools/fit_ranges.py and tools/update_validation_doc.sh.
 # Usage: tools/fit_defaults.py [--rounds N] [--holdout-every N]   (from the repository root, after a build)
 import json, os, subprocess, sys, tempfile
 
 args = sys.argv[1:]
-rounds = 5
+rounds = 2
 if '--rounds' in args:
     i = args.index('--rounds')
     rounds = int(args[i + 1])

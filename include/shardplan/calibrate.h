@@ -9,6 +9,7 @@
 ///   f.eff;                       // fitted constants
 ///   f.before.median_abs_error;   // on these runs, with the starting constants
 #pragma once
+#include <map>
 #include <string>
 #include <vector>
 
@@ -45,13 +46,21 @@ struct FitResult {
     std::vector<std::string> single_source;
 };
 
-/// Predicts every case with `eff` in place of its GPU's efficiencies.
-FitScore score_efficiency(const std::vector<Case>& cases, const Efficiency& eff);
+/// Predicts every case with `params`' constants of `eff` in place of its GPU's (the others its own).
+FitScore score_efficiency(const std::vector<Case>& cases, const Efficiency& eff,
+                          const std::vector<FitParam>& params = fit_params());
 
-/// Where a fit from generic values starts: every fitted constant at its generic value (Efficiency{}),
-/// and the generation's own value of the ones no fit moves (sourced per generation, e.g. attn_fused).
-/// `calibrate --from-generic` and leave_one_source_out start here.
+/// Where a fit from generic values starts: the large-GEMM shares at the generation's own cuBLAS figures
+/// (reference B.6), the other fitted constants at Efficiency{}, and the generation's own value of the
+/// ones no fit moves (sourced per generation, e.g. attn_fused). `calibrate --from-generic` starts here.
 Efficiency generic_efficiency(const std::string& generation);
+
+/// The constants one fit shares across GPU generations: every fitted one but the GEMMs' shares of peak
+/// (the GPU's own) and overlap_dp (a framework's own overlap).
+const std::vector<FitParam>& shared_params();
+
+/// A generation's start under a shared fit: generic_efficiency with the shared constants of `shared`.
+Efficiency shared_start(const std::string& generation, const Efficiency& shared);
 
 /// Fits `params` (default: all of fit_params()) starting from `start`. `prior_weight` scales the pull
 /// towards `start` (0 = none). A constant fewer than `min_sources` sources' runs depend on keeps its start
@@ -61,9 +70,19 @@ inline constexpr double kPriorWeight = 0.02;
 FitResult fit_efficiency(const std::vector<Case>& cases, const Efficiency& start, double prior_weight = kPriorWeight,
                          const std::vector<FitParam>& params = fit_params(), int min_sources = 1);
 
-/// Leave-one-source-out (docs/validation.md): for each source, every GPU generation's constants are
-/// refit from the generic values on the other sources' runs only, and that source's runs are predicted
-/// with them. Its residuals are what a source the project has never seen should expect; the in-sample
+/// One shared set plus a set per generation (docs/validation.md, "One shared set"): shared_params()
+/// fitted on every run pooled, each at its generation's generic start; then each generation's runs fit
+/// from shared_start, pulled towards it. How the built-in defaults (`calibrate --per-generation`) and
+/// each leave-one-source-out refit are made. Each case's own constants are ignored.
+struct GenerationFit {
+    FitResult shared;
+    std::map<std::string, FitResult> generations;  // by GpuSpec::generation
+};
+GenerationFit fit_generations(const std::vector<Case>& cases, int min_sources = 2);
+
+/// Leave-one-source-out (docs/validation.md): for each source, the constants are refit with
+/// fit_generations on the other sources' runs only, and that source's runs are predicted with its
+/// generation's set (shared_start where no other source ran on it). Its residuals are what a source the project has never seen should expect; the in-sample
 /// figures of validate are not.
 struct HeldOutSource {
     std::string source;

@@ -126,36 +126,36 @@ Efficiency default_efficiency(const std::string& generation) {
         e.gemm_8 = 0.65;
         e.gemm_4 = 0.55;
         e.gemm_half_dim = 176.6;
-        e.moe = 0.6;
+        e.moe = 0.6567;
         e.attn = 0.31;
-        e.scale_out_bw = 0.9985;
-        e.overlap_dp = 0.6677;
-        e.a2a = 0.6;
-        e.reserve_bytes = 1.271e+09;
+        e.scale_out_bw = 0.7933;
+        e.overlap_dp = 0.8404;
+        e.a2a = 0.7883;
+        e.reserve_bytes = 2.01e+09;
     }
     if (generation == "blackwell") {  // 64 runs
-        e.gemm_16 = 0.6897;
-        e.gemm_8 = 0.7993;
-        e.gemm_4 = 0.5959;
-        e.gemm_half_dim = 1850;
-        e.moe = 0.7885;
-        e.attn = 0.2589;
-        e.scale_out_bw = 0.6282;
-        e.overlap_dp = 0.08728;
+        e.gemm_16 = 0.6109;
+        e.gemm_8 = 0.6936;
+        e.gemm_4 = 0.76;
+        e.gemm_half_dim = 910.9;
+        e.moe = 0.7027;
+        e.attn = 0.1767;
+        e.scale_out_bw = 0.644;
+        e.overlap_dp = 0.2246;
         e.a2a = 0.9999;
-        e.reserve_bytes = 5.348e+09;
+        e.reserve_bytes = 2.01e+09;
     }
     if (generation == "hopper") {  // 162 runs
-        e.gemm_16 = 0.7807;
-        e.gemm_8 = 0.7434;
+        e.gemm_16 = 0.7913;
+        e.gemm_8 = 0.7677;
         e.gemm_4 = 0.55;
-        e.gemm_half_dim = 697.1;
-        e.moe = 0.7692;
-        e.attn = 0.1931;
-        e.scale_out_bw = 1;
-        e.overlap_dp = 6.611e-05;
-        e.a2a = 0.631;
-        e.reserve_bytes = 1.851e+09;
+        e.gemm_half_dim = 697.3;
+        e.moe = 0.7411;
+        e.attn = 0.1869;
+        e.scale_out_bw = 0.8403;
+        e.overlap_dp = 0.007438;
+        e.a2a = 0.7502;
+        e.reserve_bytes = 1.849e+09;
     }
     // FITTED-END
     // Hopper-native attention (cuDNN fused attention, FlashAttention-3) against FlashAttention-2 on H100,
