@@ -448,7 +448,8 @@ TEST(Import, TorchtitanKernelsFollowTorchCompile) {
 
 // Megatron's --no-gradient-accumulation-fusion is grad_accumulation eager, both ways; without it the
 // weight-gradient GEMM accumulates into main_grad (fused). A DeepSpeed config with bf16 runs its BF16
-// optimizer (eager accumulation, bf16 gradients kept: grad_buckets low_precision); with fp16 neither. At
+// optimizer (eager accumulation, bf16 gradients kept: grad_buckets low_precision, fp32 gradients); with
+// fp16 none of these, the gradients 16-bit (a case naming DeepSpeed gets the same: framework_defaults). At
 // ZeRO stage 0 that optimizer still partitions the fp32 state over DP (BLOOM's "bf16 must use z0! it
 // implements its own zero stage 1 equivalent"): imported as ZeRO-1, and said so.
 TEST(Import, GradientAccumulationFusionRoundTripsAndDeepSpeedBf16IsEager) {
@@ -476,11 +477,13 @@ TEST(Import, GradientAccumulationFusionRoundTripsAndDeepSpeedBf16IsEager) {
     const Layout b = import_launch(Framework::deepspeed, bf16, ctx, "ds").c.layout;
     EXPECT_EQ(b.grad_accumulation, GradAccumulation::eager);
     EXPECT_EQ(b.grad_buckets, GradBuckets::low_precision);
+    EXPECT_EQ(b.grad_dtype, GradDtype::fp32);
     const std::string fp16 = R"({"train_batch_size": 32, "train_micro_batch_size_per_gpu": 1, "gradient_accumulation_steps": 4,
         "fp16": {"enabled": true}, "zero_optimization": {"stage": 1}})";
     const Layout h = import_launch(Framework::deepspeed, fp16, ctx, "ds").c.layout;
     EXPECT_EQ(h.grad_accumulation, GradAccumulation::fused);
     EXPECT_EQ(h.grad_buckets, GradBuckets::views);
+    EXPECT_EQ(h.grad_dtype, GradDtype::bf16);  // fp16 gradients, reduced in fp16: 16-bit
     const std::string bloom = R"({"train_batch_size": 32, "train_micro_batch_size_per_gpu": 1, "gradient_accumulation_steps": 4,
         "bf16": {"enabled": true}, "zero_optimization": {"stage": 0}})";
     const Imported z0 = import_launch(Framework::deepspeed, bloom, ctx, "ds");

@@ -489,11 +489,10 @@ Draft deepspeed_layout(const Values& v, const ImportContext& ctx) {
                       ? Recompute::full
                       : Recompute::none;
     l.sequence_parallel = false;
-    l.grad_dtype = GradDtype::fp32;  // DeepSpeed's bf16 optimizer accumulates gradients in fp32
-    // ... after every backward, keeping the bf16 gradients beside (ZeRO-0/1; framework_defaults).
-    const FrameworkDefaults fw = framework_defaults(l.framework, "", l.precision);
-    l.grad_accumulation = fw.grad_accumulation;
-    l.grad_buckets = fw.grad_buckets;
+    // What DeepSpeed brings (framework_defaults), as a case naming it gets: with bf16 its BF16 optimizer
+    // accumulates the gradients in fp32 after every backward, keeping the bf16 ones beside (ZeRO-0/1);
+    // with fp16 the gradients stay fp16 and are reduced so (communication_data_type's default).
+    apply_framework_defaults(framework_defaults(l.framework, "", l.precision), l);
     // With bf16 and ZeRO stage 0 DeepSpeed runs that optimizer, which partitions the fp32 master weights
     // and moments over the data-parallel ranks itself (runtime/bf16_optimizer.py: partition_count =
     // dp world size): ZeRO-1's memory. BLOOM's launch script: "bf16 must use z0! it implements its own
