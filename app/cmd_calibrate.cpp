@@ -74,7 +74,8 @@ Run setup_calibrate(CLI::App& cmd) {
                  "Fit a set shared by all GPU generations, then each generation from it, from generic values, and "
                  "print the constants (how the built-in defaults are made)");
     cmd.add_flag("--from-generic", o->from_generic,
-                 "Start from generic constants instead of the fitted defaults (an honest hold-out test of the fit)");
+                 "Start from generic constants instead of the fitted defaults (an honest hold-out test of the fit; "
+                 "--per-generation always does)");
     return [o]() {
         if (o->holdout_every < 0 || o->holdout_every == 1)
             throw ConfigError("--holdout-every", "0 (no hold-out) or an integer ≥ 2");

@@ -21,7 +21,7 @@ if [ "$want" != "$got" ]; then
     exit 1
 fi
 want=$(sed -n '/<!-- holdout-output-begin -->/,/<!-- holdout-output-end -->/p' "$root/docs/validation.md" | sed '1,2d;$d' | sed '$d')
-got=$("$bin" calibrate "$data" --per-generation --holdout-every 3 --from-generic | grep -v efficiency)
+got=$("$bin" calibrate "$data" --per-generation --holdout-every 3 | grep -v efficiency)
 if [ "$want" != "$got" ]; then
     echo "docs/validation.md hold-out block is out of date (run tools/update_validation_doc.sh):"
     diff <(echo "$want") <(echo "$got")

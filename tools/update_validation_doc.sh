@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 data=../shared/validation/calibration.json
 val=$(build/shardplan validate "$data")
-hold=$(build/shardplan calibrate "$data" --per-generation --holdout-every 3 --from-generic | grep -v efficiency)
+hold=$(build/shardplan calibrate "$data" --per-generation --holdout-every 3 | grep -v efficiency)
 loso=$(build/shardplan validate "$data" --leave-one-source-out | sed -n '/^leave one source out/,$p')
 python3 - "$val" "$hold" "$loso" <<'PY'
 import re, sys
