@@ -82,8 +82,8 @@ GenerationFit fit_generations(const std::vector<Case>& cases, int min_sources = 
 
 /// Leave-one-source-out (docs/validation.md): for each source, the constants are refit with
 /// fit_generations on the other sources' runs only, and that source's runs are predicted with its
-/// generation's set (shared_start where no other source ran on it). Its residuals are what a source the project has never seen should expect; the in-sample
-/// figures of validate are not.
+/// generation's set (shared_start where no other source ran on it). Its residuals are what a source the
+/// project has never seen should expect; the in-sample figures of validate are not.
 struct HeldOutSource {
     std::string source;
     ErrorStats throughput;
