@@ -65,6 +65,12 @@ void add_scenario_flags(CLI::App& cmd, ScenarioFlags& f, bool with_degrees, bool
         cmd.add_option("--moe-dispatcher", f.moe_dispatcher,
                        "alltoall | deepep | hybridep: how MoE tokens reach the experts' GPUs (NCCL all-to-all, or Megatron's flex "
                        "dispatcher with DeepEP / HybridEP, one copy per GPU and per domain reached; default alltoall, deepep for HAI-LLM)");
+        cmd.add_option("--moe-imbalance", f.moe_imbalance,
+                       "The busiest EP rank's routed tokens over the mean, 1 or more (default 1: balanced, as Megatron's "
+                       "performance configs force it); its expert GEMMs, all-to-alls and expert activations set the pace");
+        cmd.add_option("--moe-capacity-factor", f.moe_capacity_factor,
+                       "Token dropping padded to capacity (Megatron --moe-expert-capacity-factor with "
+                       "--moe-pad-expert-input-to-capacity): every expert takes this × its mean share; 0 = dropless (default)");
         cmd.add_option("--sequence-parallel", f.sequence_parallel, "true | false (default: on when tp > 1)");
         cmd.add_option("--schedule", f.schedule, "gpipe | 1f1b | interleaved | zb | dualpipe");
         cmd.add_option("--grad-dtype", f.grad_dtype, "bf16 | fp32: the dtype gradients are accumulated and reduced in (default: the framework's; fp32 for torchtitan, and for Megatron-LM and DeepSpeed unless fp16)");
@@ -101,6 +107,8 @@ Case resolve_base(const ScenarioFlags& f) {
     base.tp_comm_overlap = f.tp_comm_overlap;
     base.ep_comm_overlap = f.ep_comm_overlap;
     base.moe_dispatcher = f.moe_dispatcher;
+    base.moe_imbalance = f.moe_imbalance;
+    base.moe_capacity_factor = f.moe_capacity_factor;
     base.dp = 1;  // degrees are the search's to choose: keep resolve_scenario from deriving them
     Case c = resolve_scenario(base);
     c.layout.dp = 1;

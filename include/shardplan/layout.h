@@ -67,6 +67,17 @@ struct Layout {
     /// How MoE tokens are dispatched to and combined from the experts' GPUs (enums.h): NCCL all-to-all
     /// or the flex dispatcher's DeepEP / HybridEP kernels, which deduplicate per GPU and per domain.
     Dispatcher moe_dispatcher = Dispatcher::alltoall;
+    /// Dropless routing's load imbalance: the routed tokens of the busiest EP rank over the mean, 1
+    /// (balanced: Megatron's performance configs force it, moe_router_force_load_balancing) or more; ep
+    /// at most takes effect (every token on one rank). Every rank waits for the busiest in the
+    /// all-to-alls, so its expert GEMMs, permutations, dispatch and combine and expert activations set
+    /// the pace and the memory peak.
+    double moe_imbalance = 1.0;
+    /// Token dropping with padding (Megatron's --moe-expert-capacity-factor with
+    /// --moe-pad-expert-input-to-capacity, as its token-drop recipes run it): every expert takes exactly
+    /// capacity_factor × its mean share of the tokens, those beyond dropped, the rest padded; it replaces
+    /// moe_imbalance. 0: dropless.
+    double moe_capacity_factor = 0.0;
     Precision precision = Precision::bf16;
     Schedule schedule = Schedule::one_f_one_b;
     GradDtype grad_dtype = GradDtype::bf16;
@@ -86,6 +97,9 @@ bool fsdp_per_micro_batch(const Layout& l);
 /// ep_comm_overlap with ep > 1, two micro-batches or more, and the interleaved schedule when pp > 1
 /// (Megatron's prerequisites for --overlap-moe-expert-parallel-comm).
 bool overlaps_ep(const Layout& l);
+/// The busiest EP rank's routed tokens over the mean that expert GEMMs, dispatch, combine and expert
+/// activations are sized by: moe_capacity_factor where set (padded to it), else moe_imbalance.
+double moe_load_factor(const Layout& l);
 /// Why tp_comm_overlap asked for cannot run (Megatron refuses it): tp > 1 without sequence
 /// parallelism. nullopt when it can, or when it is off.
 std::optional<std::string> tp_overlap_refusal(const Layout& l);

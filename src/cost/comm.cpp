@@ -66,7 +66,9 @@ double expert_parts_hit(int64_t experts, int64_t top_k, double parts) {
 
 Traffic ep_traffic(const ModelSpec& m, const Layout& l, const GroupPlacement& g, const Fabric& f) {
     const double k = m.moe ? static_cast<double>(m.moe->top_k) : 0.0;
-    const double unit = kElem * tokens(l) / static_cast<double>(l.tp) * static_cast<double>(m.hidden);  // a copy of each token
+    // A copy of each token, on the busiest rank: it receives moe_load_factor × the mean and every rank
+    // waits for it (with capacity and padding every buffer is capacity-sized).
+    const double unit = kElem * tokens(l) / static_cast<double>(l.tp) * static_cast<double>(m.hidden) * moe_load_factor(l);
     Traffic t = make(Collective::all_to_all, "all-to-all", k * unit, g, f);
     if (!m.moe || l.moe_dispatcher == Dispatcher::alltoall || g.size <= 1) return t;
     // DeepEP / HybridEP (Megatron's flex dispatcher): a token goes once to each GPU holding any of its

@@ -107,6 +107,8 @@ Export megatron(const ModelSpec& m, const Layout& l) {
         if (e.router_groups > 1 && e.group_topk > 0)
             arg(fmt::format("--moe-router-num-groups {} --moe-router-group-topk {}", e.router_groups, e.group_topk));
         arg("--moe-grouped-gemm");
+        if (l.moe_capacity_factor > 0)
+            arg(fmt::format("--moe-expert-capacity-factor {:g} --moe-pad-expert-input-to-capacity", l.moe_capacity_factor));
         if (l.moe_dispatcher == Dispatcher::alltoall) arg("--moe-token-dispatcher-type alltoall");
         else arg(fmt::format("--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend {}", enum_name(l.moe_dispatcher)));
     }
@@ -180,6 +182,8 @@ Export torchtitan(const ModelSpec& m, const Layout& l) {
                          "DeepSeek's original with two stages per rank");
     if (m.moe && overlaps_ep(l))
         return refuse(F, "torchtitan does not overlap the expert all-to-alls with another micro-batch: ep_comm_overlap false");
+    if (l.moe_capacity_factor > 0)
+        return refuse(F, "torchtitan's MoE is dropless (no capacity factor): moe_capacity_factor 0");
     if (overlaps_tp(l) && l.kernels != Kernels::fused)
         return refuse(F, "torchtitan's async TP runs only under torch.compile: kernels fused, or tp_comm_overlap false");
     if (l.attention_kernel == AttentionKernel::unfused)
@@ -299,6 +303,8 @@ Export deepspeed(const ModelSpec& m, const Layout& l) {
     if (l.pp > 1) return refuse(F, "pipeline parallelism is set up in model code (deepspeed.pipe.PipelineModule), not in the JSON config");
     if (l.cp > 1) return refuse(F, "context parallelism (ring attention) has no DeepSpeed config setting");
     if (l.ep > 1) return refuse(F, "expert parallelism is set up in model code (deepspeed.moe.layer.MoE ep_size)");
+    if (l.moe_capacity_factor > 0)
+        return refuse(F, "the capacity factor is set in model code (deepspeed.moe.layer.MoE capacity_factor)");
     if (l.recompute == Recompute::selective)
         return refuse(F, "DeepSpeed has no selective recomputation setting (choose none or full)");
     if (checkpoints_groups_or_blocks(l))

@@ -340,6 +340,15 @@ Draft megatron_layout(const Values& v) {
         l.moe_dispatcher = v.text("--moe-flex-dispatcher-backend", "deepep") == "hybridep" ? Dispatcher::hybridep : Dispatcher::deepep;
     else if (dispatcher == "allgather" || (dispatcher.empty() && v.has("--num-experts")))
         d.notes.push_back("layout.moe_dispatcher: alltoall (Megatron's allgather dispatcher, its default, is not modelled)");
+    // Token dropping: shardplan plans the capacity padded, as Megatron's token-drop recipes run it; without
+    // --moe-pad-expert-input-to-capacity an expert takes at most that share, which is planned and said.
+    if (v.has("--moe-expert-capacity-factor")) {
+        l.moe_capacity_factor = v.number("--moe-expert-capacity-factor", 0);
+        if (!(l.moe_capacity_factor > 0)) v.bad("--moe-expert-capacity-factor", "a positive capacity factor");
+        if (!v.flag("--moe-pad-expert-input-to-capacity"))
+            d.notes.push_back("layout.moe_capacity_factor: planned padded to capacity (without "
+                              "--moe-pad-expert-input-to-capacity an expert takes at most that share: an upper bound)");
+    }
     l.zero = v.flag("--use-distributed-optimizer") ? 1 : 0;
     if (v.flag("--use-torch-fsdp2")) l.zero = 3;
     if (v.flag("--use-megatron-fsdp")) {

@@ -42,10 +42,12 @@ constexpr LaunchKey kMegatron[] = {
     {"--max-position-embeddings", K::integer, ""},
     {"--micro-batch-size", K::integer, ""},
     {"--moe-enable-deepep", K::flag, ""},  // Megatron before the flex backends: the flex dispatcher with DeepEP
+    {"--moe-expert-capacity-factor", K::number, ""},
     {"--moe-ffn-hidden-size", K::integer, ""},
     {"--moe-flex-dispatcher-backend", K::text, "deepep|hybridep"},
     {"--moe-grouped-gemm", K::flag, ""},
     {"--moe-layer-freq", K::text, ""},  // an integer, or a Python list '[0,1,1,...]' (moe_freq_type)
+    {"--moe-pad-expert-input-to-capacity", K::flag, ""},
     {"--moe-router-group-topk", K::integer, ""},
     {"--moe-router-num-groups", K::integer, ""},
     {"--moe-router-topk", K::integer, ""},

@@ -350,8 +350,8 @@ Layout layout_from_json(const json& j, const std::string& path, const std::strin
     Reader r(j, path);
     r.only({"tp", "cp", "pp", "dp", "ep", "etp", "vpp", "micro_batch", "global_batch", "seq_len", "zero", "recompute",
             "recompute_modules", "recompute_method", "recompute_layers", "attention_kernel", "kernels", "stage_split",
-            "grad_buckets", "grad_accumulation", "cross_entropy", "allocator", "dropout", "sequence_parallel", "tp_recompute_allgather", "tp_comm_overlap", "ep_comm_overlap", "moe_dispatcher", "precision",
-            "schedule", "grad_dtype", "order", "framework"});
+            "grad_buckets", "grad_accumulation", "cross_entropy", "allocator", "dropout", "sequence_parallel", "tp_recompute_allgather", "tp_comm_overlap", "ep_comm_overlap", "moe_dispatcher", "moe_imbalance",
+            "moe_capacity_factor", "precision", "schedule", "grad_dtype", "order", "framework"});
     Layout l;
     l.tp = r.integer("tp", 1);
     l.cp = r.integer("cp", 1);
@@ -426,6 +426,9 @@ Layout layout_from_json(const json& j, const std::string& path, const std::strin
     }
     l.grad_dtype = r.choice<GradDtype>("grad_dtype", fw.grad_dtype);
     l.moe_dispatcher = r.choice<Dispatcher>("moe_dispatcher", fw.moe_dispatcher);
+    l.moe_imbalance = r.number("moe_imbalance", 1.0);  // ranges: check_layout (layout.cpp)
+    if (r.has("moe_capacity_factor") && !r.raw("moe_capacity_factor").is_null())
+        l.moe_capacity_factor = r.number("moe_capacity_factor", 0.0);
     if (r.has("order")) {
         auto o = parse_order(r.string("order", ""));
         if (!o) throw ConfigError(r.at("order"), "a permutation of tp, cp, ep, dp, pp joined by '-' (e.g. tp-cp-ep-dp-pp)");
@@ -590,6 +593,8 @@ json to_json(const Layout& l) {
             {"sequence_parallel", l.sequence_parallel}, {"tp_recompute_allgather", l.tp_recompute_allgather},
             {"tp_comm_overlap", l.tp_comm_overlap},
             {"ep_comm_overlap", l.ep_comm_overlap}, {"moe_dispatcher", enum_name(l.moe_dispatcher)},
+            {"moe_imbalance", l.moe_imbalance},
+            {"moe_capacity_factor", l.moe_capacity_factor > 0 ? json(l.moe_capacity_factor) : json(nullptr)},
             {"precision", enum_name(l.precision)},
             {"schedule", enum_name(l.schedule)}, {"grad_dtype", enum_name(l.grad_dtype)},
             {"order", order_string(l)}, {"framework", l.framework}};

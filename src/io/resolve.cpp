@@ -2,6 +2,8 @@
 #include "shardplan/resolve.h"
 
 #include <algorithm>
+#include <cmath>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -25,6 +27,20 @@ bool on_off(const std::string& v, const std::string& key, Naming n) {
     if (v == "true" || v == "on" || v == "1") return true;
     if (v == "false" || v == "off" || v == "0") return false;
     throw ConfigError(override_name(key, n), "true or false, got \"" + v + "\"");
+}
+
+// A number as typed on the command line ("1.25"); its range is check_layout's (layout.cpp).
+double number(const std::string& v, const std::string& key, Naming n) {
+    size_t used = 0;
+    double x = 0;
+    try {
+        x = std::stod(v, &used);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    if (used == 0 || used != v.size() || !std::isfinite(x))
+        throw ConfigError(override_name(key, n), "a number, got \"" + v + "\"");
+    return x;
 }
 
 int zero_stage(int64_t z, Naming n) {
@@ -183,6 +199,8 @@ Case apply_overrides(Case c, const Overrides& o, Naming n) {
     if (!o.allocator.empty()) l.allocator = named<Allocator>(o.allocator, "allocator", n);
     if (!o.cross_entropy.empty()) l.cross_entropy = named<CrossEntropy>(o.cross_entropy, "cross_entropy", n);
     if (!o.dropout.empty()) l.dropout = on_off(o.dropout, "dropout", n);
+    if (!o.moe_imbalance.empty()) l.moe_imbalance = number(o.moe_imbalance, "moe_imbalance", n);
+    if (!o.moe_capacity_factor.empty()) l.moe_capacity_factor = number(o.moe_capacity_factor, "moe_capacity_factor", n);
     if (!o.tp_recompute_allgather.empty())
         l.tp_recompute_allgather = on_off(o.tp_recompute_allgather, "tp_recompute_allgather", n);
     // Overlap asked for where Megatron cannot run it is refused with its reason (layout.h).

@@ -1,5 +1,6 @@
 #include "shardplan/layout.h"
 
+#include <algorithm>
 #include <cctype>
 #include <string>
 
@@ -145,6 +146,11 @@ void apply_framework_defaults(const FrameworkDefaults& fw, Layout& l) {
     l.moe_dispatcher = fw.moe_dispatcher;
 }
 
+double moe_load_factor(const Layout& l) {
+    if (l.moe_capacity_factor > 0) return l.moe_capacity_factor;
+    return std::min(l.moe_imbalance, static_cast<double>(l.ep));  // one rank can hold at most all ep ranks' share
+}
+
 bool fsdp_per_micro_batch(const Layout& l) { return l.zero >= 3 && l.pp == 1; }
 
 bool overlaps_tp(const Layout& l) { return l.tp > 1 && l.tp_comm_overlap && l.sequence_parallel; }
@@ -263,8 +269,18 @@ std::optional<LayoutProblem> check_splits(const ModelSpec& m, const Layout& l) {
                        fmt::format("seq_len / cp divisible by tp for sequence parallelism, got {}/{} and tp {}",
                                    l.seq_len, l.cp, l.tp));
     const int64_t etp = effective_etp(l);
+    // NaN fails every comparison, so each range is written to fail it.
+    if (!(l.moe_imbalance >= 1.0 && l.moe_imbalance <= 1000.0))
+        return problem("moe_imbalance", "layout.moe_imbalance",
+                       fmt::format("the busiest EP rank's tokens over the mean, 1 to 1000, got {}", l.moe_imbalance));
+    if (!(l.moe_capacity_factor == 0.0 || (l.moe_capacity_factor >= 0.01 && l.moe_capacity_factor <= 100.0)))
+        return problem("moe_capacity_factor", "layout.moe_capacity_factor",
+                       fmt::format("0 (dropless) or a capacity factor from 0.01 to 100, got {}", l.moe_capacity_factor));
     if (!m.moe) {
         if (l.ep != 1) return problem("ep_dense", "layout.ep", fmt::format("1 for a dense model, got {}", l.ep));
+        if (l.moe_capacity_factor != 0.0)
+            return problem("moe_dense", "layout.moe_capacity_factor",
+                           fmt::format("0 for a dense model (no experts to drop tokens at), got {}", l.moe_capacity_factor));
     } else {
         if (m.moe->experts % l.ep != 0)
             return problem("ep_divides_experts", "layout.ep",

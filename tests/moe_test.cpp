@@ -1,0 +1,144 @@
+// MoE load: the busiest EP rank's routed tokens over the mean (layout.moe_imbalance), or every expert
+// padded to its capacity (layout.moe_capacity_factor), sizes that rank's expert GEMMs, dispatch and
+// combine and expert activations; everything else stays as it was.
+#include <gtest/gtest.h>
+
+#include "shardplan/shardplan.h"
+
+using namespace shardplan;
+
+namespace {
+
+// Mixtral 8x7B (h 4096, 8 experts of f_e 14336, top-2, SwiGLU), EP 8 on 64 H100, T = 4096 tokens a
+// micro-batch.
+struct Mixtral {
+    ModelSpec m = preset_model("mixtral-8x7b");
+    ClusterSpec c = preset_cluster("dgx-h100");
+    Layout l;
+    Mixtral() {
+        c.gpus = 64;
+        l.tp = 1;
+        l.ep = 8;
+        l.dp = 64;
+        l.global_batch = 256;
+        l.seq_len = 4096;
+    }
+};
+
+}  // namespace
+
+TEST(Moe, LoadFactorIsTheCapacityWhereSetElseTheImbalanceUpToEp) {
+    Layout l;
+    EXPECT_DOUBLE_EQ(moe_load_factor(l), 1.0);
+    l.ep = 8;
+    l.moe_imbalance = 1.3;
+    EXPECT_DOUBLE_EQ(moe_load_factor(l), 1.3);
+    l.moe_imbalance = 20;  // one rank holds at most all 8 ranks' share
+    EXPECT_DOUBLE_EQ(moe_load_factor(l), 8.0);
+    l.moe_capacity_factor = 1.25;  // padded to capacity: every expert takes exactly 1.25 × its share
+    EXPECT_DOUBLE_EQ(moe_load_factor(l), 1.25);
+}
+
+// Dispatch and combine: a copy of each routed token, 2 · (T/tp) · h bytes, top-k of them: 2 · 4096 ·
+// 4096 · 2 = 67,108,864 B balanced, × 1.5 on the busiest rank = 100,663,296 B.
+TEST(Moe, TheBusiestRankSizesTheAllToAll) {
+    Mixtral x;
+    const GroupPlacement g{Axis::ep, 8, 1, 1, 8};
+    const Fabric f = make_fabric(x.c);
+    const Traffic even = ep_traffic(x.m, x.l, g, f);
+    EXPECT_DOUBLE_EQ(even.buffer_bytes, 67'108'864.0);
+    x.l.moe_imbalance = 1.5;
+    const Traffic busy = ep_traffic(x.m, x.l, g, f);
+    EXPECT_DOUBLE_EQ(busy.buffer_bytes, 100'663'296.0);
+    EXPECT_GT(busy.time_s, even.time_s);
+}
+
+// A MoE layer keeps per routed token-expert pair (bf16, fused kernels, nothing recomputed): the expert's
+// input 2·h, its gate and up outputs 2·f_e each and the activation's output 2·f_e = 2·4096 + 3·2·14336 =
+// 94,208 B. Balanced, T·k = 8,192 pairs; with capacity factor 1.5, 12,288: 4,096 · 94,208 =
+// 385,875,968 B more, and nothing else moves (attention, router, norms).
+TEST(Moe, ExpertActivationsFollowTheLoad) {
+    Mixtral x;
+    const double even = layer_memory(x.m, x.l).act_moe;
+    x.l.moe_capacity_factor = 1.5;
+    const double padded = layer_memory(x.m, x.l).act_moe;
+    EXPECT_DOUBLE_EQ(padded - even, 4096.0 * 94'208.0);
+    EXPECT_DOUBLE_EQ(layer_memory(x.m, x.l).act_dense, [&] {
+        Layout balanced = x.l;
+        balanced.moe_capacity_factor = 0;
+        return layer_memory(x.m, balanced).act_dense;
+    }());
+}
+
+// The step: an imbalanced router slows the whole job (every rank waits in the all-to-alls for the
+// busiest), and the model FLOPs (MFU's numerator) do not change: imbalance and padding are not the
+// model's work.
+TEST(Moe, ImbalanceSlowsTheStepNotTheModelFlops) {
+    Mixtral x;
+    const Plan even = evaluate(x.m, x.c, x.l);
+    ASSERT_FALSE(even.rejection) << even.rejection->expected;
+    x.l.moe_imbalance = 1.3;
+    const Plan busy = evaluate(x.m, x.c, x.l);
+    ASSERT_FALSE(busy.rejection);
+    EXPECT_GT(busy.time.step_s, even.time.step_s);
+    EXPECT_GT(busy.memory.total_bytes(), even.memory.total_bytes());
+    EXPECT_DOUBLE_EQ(busy.throughput.model_flops_per_token, even.throughput.model_flops_per_token);
+    EXPECT_LT(busy.throughput.mfu, even.throughput.mfu);
+}
+
+TEST(Moe, OutOfRangeLoadsAreRejectedWithTheirField) {
+    Mixtral x;
+    x.l.moe_imbalance = 0.9;
+    auto p = check_layout(x.m, x.c, x.l);
+    ASSERT_TRUE(p);
+    EXPECT_EQ(p->field, "layout.moe_imbalance");
+    x.l.moe_imbalance = 1.0;
+    x.l.moe_capacity_factor = -1;
+    p = check_layout(x.m, x.c, x.l);
+    ASSERT_TRUE(p);
+    EXPECT_EQ(p->field, "layout.moe_capacity_factor");
+    // A dense model has no experts to drop tokens at.
+    ModelSpec dense = preset_model("llama3-8b");
+    Layout l;
+    l.dp = 64;
+    l.moe_capacity_factor = 1.0;
+    p = check_layout(dense, x.c, l);
+    ASSERT_TRUE(p);
+    EXPECT_EQ(p->field, "layout.moe_capacity_factor");
+}
+
+// The case format carries both; null capacity is dropless; a Megatron export writes the padded capacity
+// and its import reads it back.
+TEST(Moe, LoadSettingsRoundTripThroughJsonAndMegatron) {
+    Mixtral x;
+    x.l.moe_imbalance = 1.2;
+    x.l.moe_capacity_factor = 1.25;
+    const json j = to_json(x.l);
+    EXPECT_DOUBLE_EQ(j["moe_imbalance"].get<double>(), 1.2);
+    EXPECT_DOUBLE_EQ(j["moe_capacity_factor"].get<double>(), 1.25);
+    const Layout back = layout_from_json(j);
+    EXPECT_DOUBLE_EQ(back.moe_imbalance, 1.2);
+    EXPECT_DOUBLE_EQ(back.moe_capacity_factor, 1.25);
+    json dropless = j;
+    dropless["moe_capacity_factor"] = nullptr;
+    EXPECT_DOUBLE_EQ(layout_from_json(dropless).moe_capacity_factor, 0.0);
+    EXPECT_TRUE(to_json(layout_from_json(dropless))["moe_capacity_factor"].is_null());
+    const Export e = export_config(x.m, x.c, x.l, Framework::megatron);
+    ASSERT_FALSE(e.refusal) << *e.refusal;
+    EXPECT_NE(e.text.find("--moe-expert-capacity-factor 1.25 --moe-pad-expert-input-to-capacity"), std::string::npos);
+    ImportContext ctx;
+    ctx.cluster = x.c;
+    ctx.gpus = 64;
+    const Imported in = import_launch(Framework::megatron, e.text, ctx, "exported");
+    EXPECT_DOUBLE_EQ(in.c.layout.moe_capacity_factor, 1.25);
+    // Without padding Megatron caps an expert at that share: planned padded, an upper bound, and said.
+    std::string unpadded = e.text;
+    unpadded.erase(unpadded.find(" --moe-pad-expert-input-to-capacity"), 35);
+    const Imported cap = import_launch(Framework::megatron, unpadded, ctx, "unpadded");
+    EXPECT_DOUBLE_EQ(cap.c.layout.moe_capacity_factor, 1.25);
+    bool said = false;
+    for (const std::string& n : cap.notes) said = said || n.find("upper bound") != std::string::npos;
+    EXPECT_TRUE(said);
+    // torchtitan's MoE is dropless.
+    EXPECT_TRUE(export_config(x.m, x.c, x.l, Framework::torchtitan).refusal);
+}
