@@ -169,6 +169,11 @@ Run setup_search(CLI::App& cmd) {
                                          "--no-crossing because a TP, CP or EP group leaves its domain of {}. Drop "
                                          "--no-crossing, or lower the global batch or sequence length.\n",
                                          crossing->second, base.cluster.scale_up_domain);
+            else if (const auto miss = r.rejected.find("does_not_fit"); (miss == r.rejected.end() || miss->second == 0) &&
+                                                                          !reasons.empty())
+                // None got as far as its memory: a setting rules every layout out, not the GPUs' size.
+                std::cout << fmt::format("\nNo layout runs: every one is rejected by the checks above, most often: {}.\n",
+                                         reason_text(reasons.front().second));
             else
                 std::cout << "\nNo layout fits. Add GPUs, lower the global batch or sequence length, or allow recomputation.\n";
             return 0;

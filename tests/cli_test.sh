@@ -31,6 +31,8 @@ expect 0 '"schema": "shardplan.plan.v1"' plan --json
 expect 0 "TP group of 16 spans 2 scale-up domains" plan --model llama3-70b --cluster dgx-h100 --gpus 64 --tp 16 --global-batch 64
 expect 0 "DOES NOT FIT" plan --model llama3-405b --cluster dgx-h100 --gpus 8 --tp 8 --global-batch 8
 expect 0 "llama3-405b" presets
+expect 0 "No layout runs: every one is rejected by the checks above, most often: a capacity factor on a dense model" \
+    search --model llama3-8b --cluster dgx-h100 --gpus 8 --global-batch 64 --seq-len 4096 --moe-capacity-factor 1
 expect 0 '"models"' presets --json
 expect 2 "layout.tp: expected a divisor of heads (128), got 3" plan --tp 3 --dp 1 --pp 1 --gpus 3
 expect 2 "layout.dp: expected tp·cp·pp·dp = gpus" plan --dp 7
