@@ -59,6 +59,17 @@ TEST(Validation, AnAssumedRecomputationThatCannotFitIsPlannedWithTheFastestThatF
     json stated = j;
     stated["derived"] = json::array();
     EXPECT_FALSE(plan_case(case_from_json(stated), &resolved, true).memory_fits);
+    // When nothing fits (70B on 8 H100: its weights and optimizer state alone, about 18 bytes a parameter
+    // over 8 GPUs, exceed 80 GB), the run is planned with full recomputation, and said.
+    json tight = j;
+    tight["cluster"]["gpus"] = 8;
+    tight["layout"]["dp"] = 1;
+    tight["layout"]["global_batch"] = 8;
+    const Plan full = plan_case(case_from_json(tight), &resolved, true);
+    EXPECT_FALSE(full.memory_fits);
+    EXPECT_EQ(full.layout.recompute, Recompute::full);
+    EXPECT_EQ(full.layout.recompute_method, RecomputeMethod::uniform);
+    EXPECT_EQ(resolved, "layout.recompute: none → full (the assumed value does not fit; neither does this)");
 }
 
 TEST(Validation, PublishedRunsStayWithinTheReachedBounds) {

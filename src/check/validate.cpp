@@ -42,17 +42,18 @@ Plan plan_case(const Case& c, std::string* resolved, bool simulate) {
     // The run ran, so it fit: the fastest recomputation heavier than the assumed one that fits (the
     // least replay a recipe would settle for), or full recomputation when none does.
     const auto options = recompute_options(c.model, c.cluster, c.layout, plan);  // full recomputation last
-    std::optional<std::pair<std::string, Plan>> best;
-    for (const auto& [change, l] : options) {
-        Plan q = plan(l);
-        if (q.rejection || !q.memory_fits) continue;
+    std::optional<std::pair<std::string, Plan>> best, full;
+    for (size_t i = 0; i < options.size(); ++i) {
+        Plan q = plan(options[i].second);
+        if (q.rejection) continue;
+        if (!q.memory_fits) {
+            if (i + 1 == options.size()) full.emplace(options[i].first, std::move(q));  // kept for when none fits
+            continue;
+        }
         if (!best || q.throughput.tokens_per_s_per_gpu > best->second.throughput.tokens_per_s_per_gpu)
-            best.emplace(change, std::move(q));
+            best.emplace(options[i].first, std::move(q));
     }
-    if (!best && !options.empty()) {
-        Plan q = plan(options.back().second);
-        if (!q.rejection) best.emplace(options.back().first, std::move(q));
-    }
+    if (!best) best = std::move(full);
     if (!best) return p;
     if (resolved)
         *resolved = fmt::format("layout.recompute: {} → {} (the assumed value does not fit{})",
