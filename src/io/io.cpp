@@ -427,8 +427,7 @@ Layout layout_from_json(const json& j, const std::string& path, const std::strin
     l.grad_dtype = r.choice<GradDtype>("grad_dtype", fw.grad_dtype);
     l.moe_dispatcher = r.choice<Dispatcher>("moe_dispatcher", fw.moe_dispatcher);
     l.moe_imbalance = r.number("moe_imbalance", 1.0);  // ranges: check_layout (layout.cpp)
-    if (r.has("moe_capacity_factor") && !r.raw("moe_capacity_factor").is_null())
-        l.moe_capacity_factor = r.number("moe_capacity_factor", 0.0);
+    l.moe_capacity_factor = r.number("moe_capacity_factor", 0.0);  // null, as absent: dropless
     if (r.has("order")) {
         auto o = parse_order(r.string("order", ""));
         if (!o) throw ConfigError(r.at("order"), "a permutation of tp, cp, ep, dp, pp joined by '-' (e.g. tp-cp-ep-dp-pp)");
