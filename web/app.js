@@ -4,9 +4,11 @@
 
 const $ = (id) => document.getElementById(id);
 const DEFAULTS = { model: 'llama3-70b', cluster: 'dgx-h100', gpus: 64, seq: 8192, gbs: 64, tp: 8, cp: 1, pp: 1,
-                   ep: 1, etp: 0, vpp: 1, mb: 1, zero: 1, recompute: 'none', sp: 1, tpo: 0, epo: 0, disp: 'alltoall', precision: 'bf16', schedule: '1f1b',
+                   ep: 1, etp: 0, vpp: 1, mb: 1, zero: 1, recompute: 'none', sp: 1, tpo: 0, epo: 0, disp: 'alltoall', imb: 1, cap: 0, precision: 'bf16', schedule: '1f1b',
                    grad: 'bf16', order: 'tp-cp-ep-dp-pp', rmethod: 'uniform', rlayers: 1, fw: '' };
 const NUMBER_KEYS = ['gpus', 'seq', 'gbs', 'tp', 'cp', 'pp', 'ep', 'vpp', 'mb', 'rlayers'];
+// A MoE model's load, real numbers the API checks (blank: balanced, dropless).
+const LOAD_KEYS = ['imb', 'cap'];
 const ADVANCED = { 'm-layers': 'layers', 'm-hidden': 'hidden', 'm-ffn': 'ffn_hidden', 'm-heads': 'heads',
                    'm-kv': 'kv_heads', 'm-vocab': 'vocab' };
 const COLORS = { weights_bytes: '#2563eb', grads_bytes: '#0891b2', optimizer_bytes: '#7c3aed',
@@ -43,7 +45,7 @@ const el = (tag, attrs = {}, text) => {
 function readHash() {
   const p = new URLSearchParams(location.hash.slice(1));
   const s = { ...DEFAULTS };
-  for (const [k, v] of p.entries()) s[k] = NUMBER_KEYS.includes(k) || k === 'zero' || k === 'sp' || k === 'tpo' || k === 'epo' || k === 'etp' || k.startsWith('m-') || k.startsWith('c-') || k.startsWith('e-') ? Number(v) : v;
+  for (const [k, v] of p.entries()) s[k] = NUMBER_KEYS.includes(k) || LOAD_KEYS.includes(k) || k === 'zero' || k === 'sp' || k === 'tpo' || k === 'epo' || k === 'etp' || k.startsWith('m-') || k.startsWith('c-') || k.startsWith('e-') ? Number(v) : v;
   return s;
 }
 // Each settled plan is a history entry (Back returns to the previous one); typing within one field
@@ -66,7 +68,9 @@ function showFullOnly() {
 function toControls() {
   $('model').value = state.model;
   $('cluster').value = state.cluster;
-  for (const k of NUMBER_KEYS) $(k === 'seq' ? 'seq' : k).value = state[k];
+  for (const k of NUMBER_KEYS) $(k).value = state[k];
+  $('imb').value = state.imb === 1 ? '' : state.imb;
+  $('cap').value = state.cap > 0 ? state.cap : '';
   $('zero').value = String(state.zero);
   $('recompute').value = state.recompute;
   $('rmethod').value = state.rmethod;
@@ -89,6 +93,8 @@ function fromControls() {
   state.model = $('model').value;
   state.cluster = $('cluster').value;
   for (const k of NUMBER_KEYS) state[k] = Number($(k).value);
+  state.imb = $('imb').value === '' ? 1 : Number($('imb').value);
+  state.cap = $('cap').value === '' ? 0 : Number($('cap').value);
   state.zero = Number($('zero').value);
   state.recompute = $('recompute').value;
   state.rmethod = $('rmethod').value;
@@ -150,12 +156,19 @@ function buildCase() {
     layout: { tp: state.tp, cp: state.cp, pp: state.pp, ep: state.ep, vpp: state.vpp,
               micro_batch: state.mb, global_batch: state.gbs, seq_len: state.seq, zero: state.zero,
               recompute: state.recompute, sequence_parallel: !!state.sp, tp_comm_overlap: !!state.tpo, ep_comm_overlap: !!state.epo,
-              moe_dispatcher: state.disp, precision: state.precision,
+              moe_dispatcher: state.disp, ...moeLoad(), precision: state.precision,
               schedule: state.schedule, grad_dtype: state.grad, order: state.order,
               ...(state.recompute === 'full' ? { recompute_method: state.rmethod, recompute_layers: state.rlayers } : {}),
               ...(state.fw ? { framework: state.fw } : {}),
               ...(state.etp > 0 ? { etp: state.etp } : {}) },
   };
+}
+// A MoE model's load: the busiest EP rank's routed tokens over the mean (1: balanced) and the capacity
+// factor (blank: dropless). Sent only for a MoE model, and only when set, so a dense plan is unaffected.
+function moeLoad() {
+  if (!presetModel().moe) return {};
+  return { ...(state.imb !== 1 ? { moe_imbalance: state.imb } : {}),
+           ...(state.cap > 0 ? { moe_capacity_factor: state.cap } : {}) };
 }
 function showError(msg) {
   $('error').textContent = msg;

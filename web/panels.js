@@ -90,7 +90,7 @@ async function findBest() {
   $('search-results').replaceChildren();
   const c = buildCase();
   c.layout = { global_batch: state.gbs, seq_len: state.seq, precision: state.precision, grad_dtype: state.grad,
-               moe_dispatcher: state.disp };
+               moe_dispatcher: state.disp, ...moeLoad() };
   // The search options: pins from the current layout, the no-crossing rule, the Pareto front.
   const pins = {};
   if ($('pin-tp').checked) pins.tp = state.tp;
@@ -191,6 +191,7 @@ function loadLayout(l) {
                          mb: l.micro_batch, zero: l.zero, recompute: l.recompute, sp: l.sequence_parallel ? 1 : 0,
                          tpo: l.tp_comm_overlap ? 1 : 0,
                          epo: l.ep_comm_overlap ? 1 : 0, disp: l.moe_dispatcher ?? 'alltoall',
+                         imb: l.moe_imbalance ?? 1, cap: l.moe_capacity_factor ?? 0,
                          schedule: l.schedule, grad: l.grad_dtype, order: l.order,
                          rmethod: l.recompute_method ?? 'uniform', rlayers: l.recompute_layers ?? 1,
                          fw: ['torchtitan', 'nanotron'].includes(l.framework) ? l.framework : '' });

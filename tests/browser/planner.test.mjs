@@ -387,6 +387,31 @@ test('EP overlap is a control for MoE models: it hides the all-to-all under the 
   const seconds = (t) => parseFloat(t) * ({ s: 1, ms: 1e-3, 'µs': 1e-6 }[t.trim().split(/\s+/).pop()] ?? NaN);
   assert.ok(seconds(deepep[5]) < seconds(a2a[5]), `${deepep[5]} < ${a2a[5]}`);
   await page.selectOption('#disp', 'alltoall');
+  await settle(() => ![...document.querySelectorAll('#comm tbody tr')].some((r) => /DeepEP/.test(r.textContent)));
+  // The load: the busiest rank's 1.5 × the mean share of routed tokens makes every rank wait for 1.5 ×
+  // the all-to-all (Megatron pads to capacity: a factor of 2 sizes every buffer at twice the fair share).
+  assert.equal(await page.isVisible('#imb'), true);
+  assert.equal(await page.inputValue('#cap'), '');
+  await setNumber('imb', 1.5);
+  await settle(() => location.hash.includes('imb=1.5'));
+  await settle((t) => { const r = [...document.querySelectorAll('#comm tbody tr')].find((x) => x.cells[0].textContent === 'EP');
+    return r && r.cells[5].textContent !== t; }, a2a[5]);
+  const busy = await epRow();
+  const ratio = seconds(busy[5]) / seconds(a2a[5]);
+  assert.ok(ratio > 1.3 && ratio < 1.6, `imbalance 1.5: all-to-all ${busy[5]} against ${a2a[5]}`);
+  await setNumber('imb', 1);
+  await setNumber('cap', 2);
+  await settle(() => location.hash.includes('cap=2'));
+  await settle(() => location.hash.includes('cap=2') && document.querySelector('#error').hidden);
+  await settle((t) => { const r = [...document.querySelectorAll('#comm tbody tr')].find((x) => x.cells[0].textContent === 'EP');
+    return r && !t.includes(r.cells[5].textContent); }, [busy[5], a2a[5]]);
+  const padded = await epRow();
+  assert.ok(seconds(padded[5]) > 1.6 * seconds(a2a[5]), `capacity 2: all-to-all ${padded[5]} against ${a2a[5]}`);
+  // Out of range: the API names the field, the page shows it and plans nothing.
+  await setNumber('cap', 0.001);
+  await settle(() => /moe_capacity_factor/.test(document.querySelector('#error').textContent));
+  await setNumber('cap', '');
+  await settle(() => document.querySelector('#error').hidden && !location.hash.includes('cap=0.001'));
 });
 
 test('a MoE model\'s expert numbers are editable, and only a MoE model shows them', async () => {
