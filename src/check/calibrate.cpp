@@ -209,19 +209,15 @@ Efficiency shared_start(const std::string& generation, const Efficiency& shared)
 
 GenerationFit fit_generations(const std::vector<Case>& cases, int min_sources) {
     GenerationFit out;
-    std::map<std::string, std::vector<Case>> by_generation;
-    std::vector<Case> pooled;
-    for (const Case& c : cases) {
-        Case generic = c;
-        generic.cluster.gpu.eff = generic_efficiency(c.cluster.gpu.generation);
-        by_generation[c.cluster.gpu.generation].push_back(generic);
-        pooled.push_back(std::move(generic));
-    }
+    std::vector<Case> pooled = cases;
+    for (Case& c : pooled) c.cluster.gpu.eff = generic_efficiency(c.cluster.gpu.generation);
     // The shared set on every run at once, each at its generation's generic start (its GEMMs at their
     // cuBLAS figures: a generation whose GEMMs run far from them would pull the shared set; on the
     // published runs a second pass with each generation's fitted GEMMs moves the held-out median by
     // 0.1 pp, docs/validation.md)...
     out.shared = fit_efficiency(pooled, Efficiency{}, kPriorWeight, shared_params(), min_sources);
+    std::map<std::string, std::vector<Case>> by_generation;  // the same runs, moved into their generations
+    for (Case& c : pooled) by_generation[c.cluster.gpu.generation].push_back(std::move(c));
     // ...then each generation from there, pulled towards it: a generation moves off the shared set only
     // where its own runs of at least min_sources sources say so.
     for (const auto& [generation, runs] : by_generation)

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -41,10 +42,20 @@ Plan plan_case(const Case& c, std::string* resolved, bool simulate) {
     if (p.rejection || p.memory_fits || !c.is_assumed("layout.recompute")) return p;
     // The run ran, so it fit: the fastest recomputation heavier than the assumed one that fits (the
     // least replay a recipe would settle for), or full recomputation when none does.
-    const auto options = recompute_options(c.model, c.cluster, c.layout, plan);  // full recomputation last
+    // The block method's N is found by planning candidates; the plan of each N tried is kept, so the one
+    // chosen is not planned again below.
+    std::map<int64_t, Plan> block_plans;
+    const auto options = recompute_options(c.model, c.cluster, c.layout, [&](const Layout& l) {
+        Plan q = plan(l);
+        if (l.recompute_method == RecomputeMethod::block) block_plans.insert_or_assign(l.recompute_layers, q);
+        return q;
+    });  // full recomputation last
     std::optional<std::pair<std::string, Plan>> best, full;
     for (size_t i = 0; i < options.size(); ++i) {
-        Plan q = plan(options[i].second);
+        const Layout& o = options[i].second;
+        const auto tried = o.recompute_method == RecomputeMethod::block ? block_plans.find(o.recompute_layers)
+                                                                         : block_plans.end();
+        Plan q = tried != block_plans.end() ? std::move(tried->second) : plan(o);
         if (q.rejection) continue;
         if (!q.memory_fits) {
             if (i + 1 == options.size()) full.emplace(options[i].first, std::move(q));  // kept for when none fits
