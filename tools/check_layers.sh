@@ -12,7 +12,7 @@ layer_of() {
         simulate|pipeline) echo 2 ;;                                          # pipeline
         plan) echo 3 ;;                                                       # one evaluation
         search|suggest) echo 4 ;;                                             # many evaluations
-        io|hf|resolve|toml) echo 5 ;;                                         # JSON (and TOML) in and out
+        io|inputs_json|hf|resolve|toml) echo 5 ;;                             # JSON (and TOML) in and out
         validate|calibrate) echo 6 ;;                                         # against published runs
         report|report_text|table|sweep|export|trace|import|import_keys) echo 7 ;;  # writers, and their readers back
         api) echo 8 ;;                                                        # the HTTP API, pure
