@@ -401,7 +401,6 @@ test('EP overlap is a control for MoE models: it hides the all-to-all under the 
   assert.ok(ratio > 1.3 && ratio < 1.6, `imbalance 1.5: all-to-all ${busy[5]} against ${a2a[5]}`);
   await setNumber('imb', 1);
   await setNumber('cap', 2);
-  await settle(() => location.hash.includes('cap=2'));
   await settle(() => location.hash.includes('cap=2') && document.querySelector('#error').hidden);
   await settle((t) => { const r = [...document.querySelectorAll('#comm tbody tr')].find((x) => x.cells[0].textContent === 'EP');
     return r && !t.includes(r.cells[5].textContent); }, [busy[5], a2a[5]]);
