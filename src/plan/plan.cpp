@@ -22,14 +22,21 @@ const GroupPlacement& group(const std::vector<GroupPlacement>& gs, Axis a) {
     return g ? *g : gs.front();
 }
 
-CommTerm term(Axis axis, const Traffic& t, const GroupPlacement& g, int64_t calls, double exposed) {
+/// A term's calls per step are counted in double: layer passes × micro-batches × calls passes 2^63 when a
+/// request's global batch is near it (any integer below 2^63 is one), so the count held is saturated.
+int64_t saturated_count(double calls) {
+    constexpr double kMax = 9.2e18;  // below INT64_MAX (≈ 9.223e18), exactly representable
+    return calls >= kMax ? std::numeric_limits<int64_t>::max() : static_cast<int64_t>(std::llround(calls));
+}
+
+CommTerm term(Axis axis, const Traffic& t, const GroupPlacement& g, double calls, double exposed) {
     CommTerm c;
     c.axis = axis;
     c.collective = t.label;
     c.group_size = g.size;
-    c.calls_per_step = calls;
-    c.bytes_per_step = t.wire_bytes * static_cast<double>(calls);
-    c.time_s = t.time_s * static_cast<double>(calls);
+    c.calls_per_step = saturated_count(calls);
+    c.bytes_per_step = t.wire_bytes * calls;
+    c.time_s = t.time_s * calls;
     c.exposed_s = std::min(exposed, c.time_s);
     c.critical_path = c.exposed_s > 0;
     c.tier = t.tier;
@@ -338,7 +345,7 @@ void add_dp_terms(const Layout& l, const StageParams& owned, int64_t units, cons
             t.time_s = red.time_s + gat.time_s;
         } else {
             const double per_mb = std::max(0.0, gat.time_s - fwd_window) + std::max(0.0, gat.time_s + red.time_s - bwd_window);
-            t = term(Axis::dp, red, g, 3 * mb, dm * per_mb);
+            t = term(Axis::dp, red, g, 3.0 * dm, dm * per_mb);
             t.collective = "all-gather ×2 + reduce-scatter (FSDP)";
             t.bytes_per_step = dm * (red.wire_bytes + 2.0 * gat.wire_bytes);
             t.time_s = dm * (red.time_s + 2.0 * gat.time_s);
@@ -374,26 +381,26 @@ void finish_throughput(const ModelSpec& m, const ClusterSpec& c, const Layout& l
 
 /// 6. Per-axis totals on the critical stage: TP, CP and EP per layer and micro-batch. `layers_mb` and
 /// `moe_layers_mb` are the layer passes of all micro-batches on that stage.
-void add_layer_terms(const Layout& l, const LayerComm& lc, int64_t layers_mb, int64_t moe_layers_mb, double replayed,
+void add_layer_terms(const Layout& l, const LayerComm& lc, double layers_mb, double moe_layers_mb, double replayed,
                      double step_flops, Plan& plan) {
     // The recomputed forward's 2 TP and 2 EP calls come only with the layers it replays.
-    auto calls = [&](int64_t n, int64_t per_layer) {
-        const int64_t again = 2 * lc.recompute_fwd;
-        return n * (per_layer - again) + static_cast<int64_t>(std::llround(replayed * static_cast<double>(n))) * again;
+    auto calls = [&](double n, int64_t per_layer) {
+        const double again = 2.0 * static_cast<double>(lc.recompute_fwd);
+        return n * (static_cast<double>(per_layer) - again) + std::round(replayed * n) * again;
     };
     if (l.tp > 1) {
-        const double dense_mb = static_cast<double>(layers_mb - moe_layers_mb), moe_mb = static_cast<double>(moe_layers_mb);
+        const double dense_mb = layers_mb - moe_layers_mb, moe_mb = moe_layers_mb;
         const double fwd = dense_mb * lc.tp_fwd_exp + moe_mb * lc.tp_fwd_exp_moe;
         const double bwd = dense_mb * lc.tp_bwd_exp + moe_mb * lc.tp_bwd_exp_moe;
         add_term(plan, term(Axis::tp, lc.tp, group(plan.groups, Axis::tp), calls(layers_mb, lc.tp_calls),
                             fwd * (1.0 + lc.recompute_fwd * replayed) + bwd), step_flops);
     }
     if (l.cp > 1)
-        add_term(plan, term(Axis::cp, lc.cp, group(plan.groups, Axis::cp), layers_mb * lc.cp_calls,
-                            static_cast<double>(layers_mb) * (lc.cp_fwd_exp + lc.cp_bwd_exp)), step_flops);
+        add_term(plan, term(Axis::cp, lc.cp, group(plan.groups, Axis::cp), layers_mb * static_cast<double>(lc.cp_calls),
+                            layers_mb * (lc.cp_fwd_exp + lc.cp_bwd_exp)), step_flops);
     if (lc.has_ep)
         add_term(plan, term(Axis::ep, lc.ep, group(plan.groups, Axis::ep), calls(moe_layers_mb, lc.ep_calls),
-                            static_cast<double>(calls(moe_layers_mb, lc.ep_calls)) * lc.ep_exp), step_flops);
+                            calls(moe_layers_mb, lc.ep_calls) * lc.ep_exp), step_flops);
 }
 
 /// 7. The pipeline stage: each rank's per-micro-batch times and the boundary send go to the closed forms
@@ -422,7 +429,8 @@ const PipelineResult& run_pipeline(const ModelSpec& m, const Layout& l, const Fa
     else closed_form_pipeline(spec, x.pipeline);
     const PipelineResult& r = x.pipeline;
     if (l.pp > 1) {
-        const int64_t calls = 2 * plan.micro_batches * spec.vpp * (l.schedule == Schedule::dualpipe ? 2 : 1);
+        const double calls = 2.0 * static_cast<double>(plan.micro_batches) * static_cast<double>(spec.vpp) *
+                             (l.schedule == Schedule::dualpipe ? 2.0 : 1.0);
         add_term(plan, term(Axis::pp, pp, g, calls, r.sends_exposed_s), step_flops);
         plan.time.pipeline_simulated = r.simulated;
         plan.time.pipeline_note = r.note;
@@ -498,8 +506,7 @@ void evaluate_into(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Pl
     const double step_flops = dm * (cnd * w.dense.model_flops + cne * w.moe.model_flops +
                                     (cs.last ? w.head.model_flops : 0) +
                                     ph * (cnd * w.dense.recompute_flops + cne * w.moe.recompute_flops));
-    add_layer_terms(l, lc, static_cast<int64_t>((cnd + cne) * dm + 0.5), static_cast<int64_t>(cne * dm + 0.5), ph,
-                    step_flops, plan);
+    add_layer_terms(l, lc, std::round((cnd + cne) * dm), std::round(cne * dm), ph, step_flops, plan);
 
     // 7. The pipeline: bubble, exposed sends and in-flight counts; then each stage's memory at its count.
     const PipelineResult& pipe = run_pipeline(m, l, fabric, o, step_flops, x, plan);
