@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
 #include "shardplan/plan.h"
 #include "shardplan/presets.h"
@@ -95,6 +96,32 @@ TEST(Extremes, AMillionExperts) {
     l.global_batch = 4096;
     l.seq_len = 4096;
     check(m, c, l);
+}
+
+TEST(Extremes, AGlobalBatchNear2To63) {
+    // Any integer below 2^63 is a global batch a request may give. Layer passes × micro-batches × calls
+    // per pass then pass 2^63: the call counts are held at INT64_MAX instead of overflowing (fuzz_api
+    // found 641,686,018,427,387,904 on an /api/search whose best layout had CP 2).
+    const ModelSpec m = preset_model("mixtral-8x7b");
+    ClusterSpec c = preset_cluster("dgx-h100");
+    c.gpus = 64;
+    Layout l;
+    l.tp = l.cp = l.pp = 2;
+    l.dp = 8;
+    l.ep = 4;
+    l.seq_len = 8192;
+    for (const int64_t gb : {int64_t{641'686'018'427'387'904}, std::numeric_limits<int64_t>::max() - 7}) {
+        l.global_batch = gb;  // both divisible by dp · micro-batch = 8
+        check(m, c, l);
+        const Plan p = evaluate(m, c, l);
+        for (const CommTerm& t : p.comm) {
+            EXPECT_GT(t.calls_per_step, 0) << enum_name(t.axis);
+            EXPECT_TRUE(std::isfinite(t.time_s)) << enum_name(t.axis);
+        }
+        if (gb > (int64_t{1} << 62))  // 16 layers × 2^60 micro-batches per stage × 4 TP calls: saturated
+            for (const CommTerm& t : p.comm)
+                if (t.axis == Axis::tp) EXPECT_EQ(t.calls_per_step, std::numeric_limits<int64_t>::max());
+    }
 }
 
 TEST(Extremes, DegreesThatWouldOverflowAreRejectedNotWrapped) {
