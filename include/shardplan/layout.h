@@ -100,6 +100,9 @@ bool overlaps_ep(const Layout& l);
 /// The busiest EP rank's routed tokens over the mean that expert GEMMs, dispatch, combine and expert
 /// activations are sized by: moe_capacity_factor where set (padded to it), else moe_imbalance.
 double moe_load_factor(const Layout& l);
+/// Token-expert assignments on the busiest EP rank for `tokens` tokens of a micro-batch (docs/model.md
+/// §3.3): tokens·top_k·etp/tp, times moe_load_factor. Its expert GEMMs and activations are sized by it.
+double routed_assignments(const Layout& l, int64_t top_k, double tokens);
 /// Why tp_comm_overlap asked for cannot run (Megatron refuses it): tp > 1 without sequence
 /// parallelism. nullopt when it can, or when it is off.
 std::optional<std::string> tp_overlap_refusal(const Layout& l);

@@ -161,9 +161,8 @@ void mlp_block(LayerParts& x, bool moe_layer) {
     if (e.shared_experts > 0)
         mlp_gemms(x, T, fe * static_cast<double>(e.shared_experts) / tp, h, 1, 1.0,
                   rc_moe || recomputes(l, RecomputeModule::shared_experts), recomputes(l, RecomputeModule::mlp_act));
-    // Token-expert assignments on this GPU: T·k·etp/tp (docs/model.md §3.3), spread over E/ep experts,
-    // times the busiest rank's load over the mean (imbalance, or the padded capacity), which the others wait for.
-    const double assign = T * static_cast<double>(e.top_k) * etp / tp * moe_load_factor(l);
+    // Token-expert assignments on the busiest rank, which the others wait for, spread over E/ep experts.
+    const double assign = routed_assignments(l, e.top_k, T);
     const double local_experts = static_cast<double>(e.experts / l.ep);
     mlp_gemms(x, assign / local_experts, fe / etp, h, local_experts, x.c.gpu.eff.moe, rc_moe,
               recomputes(l, RecomputeModule::moe_act));

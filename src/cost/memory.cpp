@@ -121,8 +121,7 @@ ActParts layer_activations(const ModelSpec& m, const Layout& l, bool moe_layer) 
         if (e.shared_experts > 0)
             mlp(T, fe * static_cast<double>(e.shared_experts) / tp, 0, rc_moe || recomputes(l, RecomputeModule::shared_experts),
                 recomputes(l, RecomputeModule::mlp_act), false);
-        // Routed tokens on this GPU, on the busiest rank (imbalance, or the padded capacity).
-        const double assign = T * static_cast<double>(e.top_k) * etp / tp * moe_load_factor(l);
+        const double assign = routed_assignments(l, e.top_k, T);  // routed tokens on the busiest rank
         mlp(assign, fe / etp, gin * assign * h, rc_moe, recomputes(l, RecomputeModule::moe_act), false);  // + permuted inputs
         // With EP the dispatch and combine all-to-alls run between a send and a receive buffer of the routed
         // tokens (Megatron-Core's MoEAlltoAllTokenDispatcher: permute, all-to-all, sort by expert), and the

@@ -151,6 +151,11 @@ double moe_load_factor(const Layout& l) {
     return std::min(l.moe_imbalance, static_cast<double>(l.ep));  // one rank can hold at most all ep ranks' share
 }
 
+double routed_assignments(const Layout& l, int64_t top_k, double tokens) {
+    return tokens * static_cast<double>(top_k) * static_cast<double>(effective_etp(l)) / static_cast<double>(l.tp) *
+           moe_load_factor(l);
+}
+
 bool fsdp_per_micro_batch(const Layout& l) { return l.zero >= 3 && l.pp == 1; }
 
 bool overlaps_tp(const Layout& l) { return l.tp > 1 && l.tp_comm_overlap && l.sequence_parallel; }
