@@ -14,7 +14,7 @@ layer_of() {
         search|suggest) echo 4 ;;                                             # many evaluations
         io|inputs_json|hf|resolve|toml) echo 5 ;;                             # JSON (and TOML) in and out
         validate|calibrate) echo 6 ;;                                         # against published runs
-        report|report_text|table|sweep|export|trace|import|import_keys) echo 7 ;;  # writers, and their readers back
+        report|report_text|table|sweep|export|trace|import|import_keys|launch_values) echo 7 ;;  # writers, and their readers back
         api) echo 8 ;;                                                        # the HTTP API, pure
         *) echo "" ;;
     esac
