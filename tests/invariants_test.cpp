@@ -123,3 +123,41 @@ TEST(Invariants, MoreTensorParallelNeverMeansMoreModelState) {
         previous = state;
     }
 }
+
+// What more of something costs, for every valid layout drawn: a step with more micro-batches never
+// takes less time, recomputing more never keeps more activations nor takes less time, and the 80 %
+// range always holds its own prediction. The cluster's tokens/s is the GPU's times the GPUs.
+TEST(Invariants, MoreWorkNeverCostsLessAndTheRangeHoldsThePrediction) {
+    std::mt19937_64 rng(20261202);
+    int valid = 0;
+    for (int i = 0; i < 20000 && valid < 200; ++i) {
+        const Drawn d = draw(rng);
+        const Plan p = evaluate(d.model, d.cluster, d.layout);
+        if (p.rejection) continue;
+        ++valid;
+        const std::string id = d.model.name + " " + d.cluster.name + " " + to_string(d.layout);
+        const Throughput& t = p.throughput;
+        EXPECT_LE(t.range.low, t.tokens_per_s_per_gpu) << id;
+        EXPECT_GE(t.range.high, t.tokens_per_s_per_gpu) << id;
+        EXPECT_NEAR(t.tokens_per_s, t.tokens_per_s_per_gpu * static_cast<double>(d.cluster.gpus), 1e-9 * t.tokens_per_s)
+            << id;
+        Layout twice = d.layout;
+        twice.global_batch *= 2;
+        const Plan q = evaluate(d.model, d.cluster, twice);
+        if (!q.rejection) EXPECT_GT(q.time.step_s, p.time.step_s) << id;
+        double kept = -1, step = -1;
+        for (Recompute r : {Recompute::none, Recompute::selective, Recompute::full}) {
+            Layout l = d.layout;
+            l.recompute = r;
+            const Plan x = evaluate(d.model, d.cluster, l);
+            if (x.rejection) continue;
+            if (kept >= 0) {
+                EXPECT_LE(x.memory.activations_bytes, kept * (1 + 1e-12)) << id << " " << enum_name(r);
+                EXPECT_GE(x.time.compute_s + x.time.recompute_s, step * (1 - 1e-12)) << id << " " << enum_name(r);
+            }
+            kept = x.memory.activations_bytes;
+            step = x.time.compute_s + x.time.recompute_s;
+        }
+    }
+    EXPECT_GE(valid, 200);
+}
