@@ -161,3 +161,34 @@ TEST(Invariants, MoreWorkNeverCostsLessAndTheRangeHoldsThePrediction) {
     }
     EXPECT_GE(valid, 200);
 }
+
+// Faster hardware never makes a step slower: twice the NIC or NVLink bandwidth, twice the HBM
+// bandwidth, or twice every peak (a host that issues kernels no faster, so the step may gain little, but
+// never lose). Catches a schedule or overlap rule that turns a shorter term into a longer step.
+TEST(Invariants, FasterHardwareNeverSlowsAStep) {
+    std::mt19937_64 rng(20261203);
+    int valid = 0;
+    for (int i = 0; i < 20000 && valid < 200; ++i) {
+        const Drawn d = draw(rng);
+        const Plan p = evaluate(d.model, d.cluster, d.layout);
+        if (p.rejection) continue;
+        ++valid;
+        const std::string id = d.model.name + " " + d.cluster.name + " " + to_string(d.layout);
+        const auto faster = [&](const char* what, auto&& change) {
+            ClusterSpec c = d.cluster;
+            change(c.gpu);
+            const Plan q = evaluate(d.model, c, d.layout);
+            ASSERT_FALSE(q.rejection) << id << " " << what;
+            EXPECT_LE(q.time.step_s, p.time.step_s * (1 + 1e-9)) << id << " " << what;
+        };
+        faster("scale-out ×2", [](GpuSpec& g) { g.scale_out_Bps *= 2; });
+        faster("scale-up ×2", [](GpuSpec& g) { g.scale_up_Bps *= 2; });
+        faster("HBM ×2", [](GpuSpec& g) { g.hbm_Bps *= 2; });
+        faster("peaks ×2", [](GpuSpec& g) {
+            g.peak_16_flops *= 2;
+            g.peak_8_flops *= 2;
+            g.peak_4_flops *= 2;
+        });
+    }
+    EXPECT_GE(valid, 200);
+}
