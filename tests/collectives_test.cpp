@@ -56,6 +56,20 @@ TEST(Collectives, HierarchicalAllReduceAcrossTwoServers) {
     EXPECT_STREQ(c.algorithm, "hierarchical");
 }
 
+// NCCL runs reduce-scatter and all-gather as rings only (src/graph/tuning.cc skips every other
+// algorithm for them), so across servers they get no two-level form: 16 ranks, 8 per server, 1 GB.
+// Ring at min(360, 8·45 = 360) GB/s: 15/16 · 1e9 / 360e9 = 2.6042 ms + 15·6 µs = 2.6942 ms. (A two-level
+// form would have priced it max(7/8 · S/360e9 = 2.431 ms, 1/2 · (S/8)/45e9 = 1.389 ms) + 7·2 + 6 µs =
+// 2.451 ms, 9 % less.) All-reduce keeps its tree-like two-level form (above).
+TEST(Collectives, ReduceScatterAndAllGatherAcrossServersAreRings) {
+    for (Collective c : {Collective::reduce_scatter, Collective::all_gather}) {
+        const auto t = collective_time(c, 1e9, 16, 8, fabric());
+        EXPECT_NEAR(t.time_s, 15.0 / 16.0 * 1e9 / 360e9 + 15 * 6e-6, 1e-9);
+        EXPECT_STREQ(t.algorithm, "ring");
+        EXPECT_EQ(t.tier, Tier::scale_out);
+    }
+}
+
 TEST(Collectives, TrivialGroupsCostNothing) {
     EXPECT_EQ(collective_time(Collective::all_reduce, 1e9, 1, 1, fabric()).time_s, 0.0);
     EXPECT_EQ(collective_time(Collective::all_gather, 0, 8, 8, fabric()).time_s, 0.0);

@@ -77,7 +77,8 @@ TEST(Validation, PublishedRunsStayWithinTheReachedBounds) {
     const ValidationReport r = validate_cases(read_cases(read_json_file(kCalibration, "calibration"), "calibration"));
     const ValidationSummary& s = r.summary;
     EXPECT_GE(s.predicted, 320);
-    // reached in sample: 4.3 % / 16.2 % since the constants are one set shared by the generations plus each
+    // reached in sample: 4.6 % / 17.6 %, ranking 80 %, since reduce-scatter and all-gather across domains are
+    // NCCL's rings, not a two-level form (held out 7.0 → 6.3 %, p90 25.1 → 23.8 %); 4.3 % / 16.2 % since the constants are one set shared by the generations plus each
     // generation's, fitted from generic values (4.3 % / 15.8 % before, the fit's fixed point from the
     // shipped values); 4.3 % / 15.8 % since an assumed recomputation that cannot fit is planned with the
     // fastest that does rather than full, and attention's sequence dependence is taken from its source (5.1 % /
@@ -91,12 +92,13 @@ TEST(Validation, PublishedRunsStayWithinTheReachedBounds) {
     // 18.1 with only TP overlap as a layout setting, 5.9 / 18.8 with both overlaps as fitted shares, whose
     // fits sat at their bounds); the held-out figures, below, are the ones that matter (docs/validation.md).
     EXPECT_LE(s.median_abs_error, 0.046) << "median |error| of tokens/s per GPU";
-    EXPECT_LE(s.p90_abs_error, 0.168) << "90th percentile |error|";
-    // The same-job ranking in sample: 75 % of 20 pairs since the shared set (80 % before: one Megatron-Bridge
+    EXPECT_LE(s.p90_abs_error, 0.177) << "90th percentile |error|";
+    // The same-job ranking in sample: 80 % of 20 pairs since reduce-scatter and all-gather are rings (one of
+    // SC21's PTD-P / ZeRO-3 pairs now goes the measured way); 75 % since the shared set (80 % before: one Megatron-Bridge
     // Llama 3.1 405B NVFP4 pair that differs only by container release, predicted 0.2 % apart, flips;
     // 65 % while the GB200 jobs filled 72-GPU racks in order and their EP groups crossed racks; held out it
     // is 75 %, below).
-    EXPECT_GE(s.ranking.share(), 0.75);
+    EXPECT_GE(s.ranking.share(), 0.80);
     // reached: 6 of 340 (1.8 %) since the shared set: Blackwell's reserve_gb, which only one source's runs
     // move, takes the shared 2.0 GB (5.3 GB fitted before), and the DeepSeek-V3 GB200 baseline fits.
     // 7 of 340 (2.1 %): torchtitan's compile + Float8 run fits since its expandable segments hold
@@ -151,9 +153,9 @@ TEST(Validation, UltraScaleReservedMemoryStaysWithinTheReachedBound) {
     EXPECT_LE(r.summary.memory.median_abs_error, 0.082);
     EXPECT_GE(r.summary.memory.mean_signed_error, -0.08);
     EXPECT_LE(double(r.summary.memory_under_10) / double(r.summary.memory.count), 0.36);
-    // 81.8 % of its 50,932 pairs (81.7 % before nanotron's gradient accumulation pass; 80.3 % with the host's launch cost fitted and added in full, 81 % before
+    // 82.0 % of its 50,932 pairs since reduce-scatter and all-gather across nodes are rings (81.8 % before; 81.7 % before nanotron's gradient accumulation pass; 80.3 % with the host's launch cost fitted and added in full, 81 % before
     // the H100 96GB preset's peak moved Hopper's refit; 75.9 % before attention's kernel classes).
-    EXPECT_GE(r.summary.ranking.share(), 0.81);
+    EXPECT_GE(r.summary.ranking.share(), 0.818);
 }
 
 TEST(Validation, MeasuredPartIsNeverReadWhilePredicting) {
@@ -284,7 +286,9 @@ TEST(Validation, RankingCountsSameJobPairsMoreThanFivePercentApart) {
 }
 
 // The headline figure: each source of calibration.json predicted with constants fitted on the others.
-// Reached: median 7.0 %, p90 25.1 %, ranking 75 % of 20, since each refit is one set shared by the
+// Reached: median 6.3 %, p90 23.8 %, ranking 75 % of 20, since reduce-scatter and all-gather across domains
+// are priced as NCCL runs them, rings only (src/graph/tuning.cc), not also by a two-level form NCCL has
+// for all-reduce alone (DGX Cloud's p90 33.0 → 22.4 %, MosaicML 5.5 → 4.2 %); 7.0 %, 25.1 % since each refit is one set shared by the
 // generations plus each generation's own from it, its GEMMs starting at the generation's cuBLAS figures
 // (a source alone on Blackwell had been predicted with the generic constants: GB200 and B200 runs 20-45 %
 // fast held out); 7.9 %, 31.5 % since an assumed recomputation that cannot fit is planned with the
@@ -305,8 +309,8 @@ TEST(Validation, RankingCountsSameJobPairsMoreThanFivePercentApart) {
 TEST(Validation, LeaveOneSourceOutStaysWithinTheReachedBounds) {
     SHARDPLAN_REQUIRE_SHARED(kCalibration);
     const LeaveOneSourceOut l = leave_one_source_out(read_cases(read_json_file(kCalibration, "calibration"), "calibration").cases);
-    EXPECT_LE(l.throughput.median_abs_error, 0.072);
-    EXPECT_LE(l.throughput.p90_abs_error, 0.26);
+    EXPECT_LE(l.throughput.median_abs_error, 0.065);
+    EXPECT_LE(l.throughput.p90_abs_error, 0.245);
     EXPECT_GE(l.ranking.share(), 0.75);
 }
 

@@ -104,7 +104,9 @@ CollectiveCost collective_time(Collective c, double S, int64_t n, int64_t per_do
     CollectiveCost best = c == Collective::all_to_all && G > 1
                               ? CollectiveCost{std::numeric_limits<double>::infinity(), Tier::scale_out, "none"}
                               : flat(c, S, n, G == 1 ? f.out_Bps : flat_bw, f.out_latency_s, Tier::scale_out);
-    if (G > 1) {
+    // NCCL runs reduce-scatter and all-gather as rings only (src/graph/tuning.cc: every algorithm but
+    // ring is skipped for them); the two-level form below is its tree / NVLS-tree all-reduce.
+    if (G > 1 && c != Collective::reduce_scatter && c != Collective::all_gather) {
         const double N = static_cast<double>((n + G - 1) / G);  // domains in the group
         const double g = static_cast<double>(G);
         double t_up = 0, t_out = 0, lat = 0;
@@ -113,14 +115,10 @@ CollectiveCost collective_time(Collective c, double S, int64_t n, int64_t per_do
             t_up = (g - 1) / static_cast<double>(n) * S / f.up_Bps;
             t_out = (static_cast<double>(n) - g) / static_cast<double>(n) * S / f.out_Bps;
             lat = (g - 1) * f.up_latency_s + (N - 1) * f.out_latency_s;
-        } else {
-            // RS inside, collective on S/G across (one rail per GPU), AG inside; NCCL pipelines the phases.
-            const Collective inner = c == Collective::all_gather ? Collective::all_gather : Collective::reduce_scatter;
-            const double phases_up = c == Collective::all_reduce ? 2.0 : 1.0;
-            t_up = phases_up * ring_factor(inner, G) * S / f.up_Bps;
+        } else {  // all-reduce: RS inside, all-reduce on S/G across (one rail per GPU), AG inside, pipelined
+            t_up = 2.0 * ring_factor(Collective::reduce_scatter, G) * S / f.up_Bps;
             t_out = ring_factor(c, static_cast<int64_t>(N)) * (S / g) / f.out_Bps;
-            const double across = c == Collective::all_reduce ? tree_steps(c, static_cast<int64_t>(N)) : N - 1.0;
-            lat = phases_up * (g - 1) * f.up_latency_s + across * f.out_latency_s;
+            lat = 2.0 * (g - 1) * f.up_latency_s + tree_steps(c, static_cast<int64_t>(N)) * f.out_latency_s;
         }
         const double t = std::max(t_up, t_out) + lat;
         if (t < best.time_s) best = {t, Tier::scale_out, "hierarchical"};

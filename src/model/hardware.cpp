@@ -122,40 +122,40 @@ Efficiency default_efficiency(const std::string& generation) {
     Efficiency e;
     // FITTED-BEGIN (tools/fit_defaults.py: shardplan calibrate calibration.json --per-generation)
     if (generation == "ampere") {  // 98 runs
-        e.gemm_16 = 0.7784;
+        e.gemm_16 = 0.7968;
         e.gemm_8 = 0.65;
         e.gemm_4 = 0.55;
-        e.gemm_half_dim = 176.6;
-        e.moe = 0.6567;
-        e.attn = 0.31;
-        e.scale_out_bw = 0.7933;
-        e.overlap_dp = 0.8404;
-        e.a2a = 0.7883;
+        e.gemm_half_dim = 207.5;
+        e.moe = 0.6531;
+        e.attn = 0.3106;
+        e.scale_out_bw = 0.6301;
+        e.overlap_dp = 0.07499;
+        e.a2a = 0.8577;
         e.reserve_bytes = 2.01e+09;
     }
     if (generation == "blackwell") {  // 64 runs
-        e.gemm_16 = 0.6109;
-        e.gemm_8 = 0.6936;
+        e.gemm_16 = 0.6089;
+        e.gemm_8 = 0.6822;
         e.gemm_4 = 0.76;
-        e.gemm_half_dim = 910.9;
-        e.moe = 0.7027;
-        e.attn = 0.1767;
-        e.scale_out_bw = 0.644;
-        e.overlap_dp = 0.2246;
+        e.gemm_half_dim = 846.7;
+        e.moe = 0.6847;
+        e.attn = 0.1804;
+        e.scale_out_bw = 0.6375;
+        e.overlap_dp = 0.2555;
         e.a2a = 0.9999;
         e.reserve_bytes = 2.01e+09;
     }
     if (generation == "hopper") {  // 162 runs
-        e.gemm_16 = 0.7913;
-        e.gemm_8 = 0.7677;
+        e.gemm_16 = 0.6944;
+        e.gemm_8 = 0.648;
         e.gemm_4 = 0.55;
-        e.gemm_half_dim = 697.3;
-        e.moe = 0.7411;
-        e.attn = 0.1869;
-        e.scale_out_bw = 0.8403;
-        e.overlap_dp = 0.007438;
-        e.a2a = 0.7502;
-        e.reserve_bytes = 1.849e+09;
+        e.gemm_half_dim = 525.3;
+        e.moe = 0.823;
+        e.attn = 0.1959;
+        e.scale_out_bw = 0.7487;
+        e.overlap_dp = 0.81;
+        e.a2a = 0.8487;
+        e.reserve_bytes = 2.321e+09;
     }
     // FITTED-END
     // Hopper-native attention (cuDNN fused attention, FlashAttention-3) against FlashAttention-2 on H100,
