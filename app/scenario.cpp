@@ -65,6 +65,10 @@ void add_scenario_flags(CLI::App& cmd, ScenarioFlags& f, bool with_degrees, bool
         cmd.add_option("--moe-dispatcher", f.moe_dispatcher,
                        "alltoall | deepep | hybridep: how MoE tokens reach the experts' GPUs (NCCL all-to-all, or Megatron's flex "
                        "dispatcher with DeepEP / HybridEP, one copy per GPU and per domain reached; default alltoall, deepep for HAI-LLM)");
+        cmd.add_option("--expert-gemms", f.expert_gemms,
+                       "grouped | per_expert: a rank's routed experts in one grouped GEMM launch, or one launch per expert "
+                       "(Transformer Engine's GroupedLinear: the host issues each, four share the SMs at a time; default "
+                       "per_expert for the Megatron family, grouped elsewhere)");
         cmd.add_option("--moe-imbalance", f.moe_imbalance,
                        "The busiest EP rank's routed tokens over the mean, 1 or more (default 1: balanced, as Megatron's "
                        "performance configs force it); its expert GEMMs, all-to-alls and expert activations set the pace");
@@ -107,6 +111,7 @@ Case resolve_base(const ScenarioFlags& f) {
     base.tp_comm_overlap = f.tp_comm_overlap;
     base.ep_comm_overlap = f.ep_comm_overlap;
     base.moe_dispatcher = f.moe_dispatcher;
+    base.expert_gemms = f.expert_gemms;
     base.moe_imbalance = f.moe_imbalance;
     base.moe_capacity_factor = f.moe_capacity_factor;
     base.dp = 1;  // degrees are the search's to choose: keep resolve_scenario from deriving them

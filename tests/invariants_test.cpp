@@ -57,17 +57,28 @@ Drawn draw(std::mt19937_64& rng) {
 
 bool finite_nonneg(double v) { return std::isfinite(v) && v >= 0; }
 
-}  // namespace
-
-TEST(Invariants, RandomValidLayouts) {
-    std::mt19937_64 rng(20261129);
+/// Draws layouts from `seed` until `wanted` of those `keep` accepts plan without a rejection (at most 100
+/// draws per wanted one), and calls `check(drawn, plan, id)` on each. Fails if fewer than `wanted` came.
+template <typename Keep, typename Check>
+void each_valid_layout(uint64_t seed, int wanted, Keep keep, Check check) {
+    std::mt19937_64 rng(seed);
     int valid = 0;
-    for (int i = 0; i < 20000 && valid < 400; ++i) {
+    for (int i = 0; i < 100 * wanted && valid < wanted; ++i) {
         const Drawn d = draw(rng);
+        if (!keep(d)) continue;
         const Plan p = evaluate(d.model, d.cluster, d.layout);
         if (p.rejection) continue;
         ++valid;
-        const std::string id = d.model.name + " " + d.cluster.name + " " + to_string(d.layout);
+        check(d, p, d.model.name + " " + d.cluster.name + " " + to_string(d.layout));
+    }
+    EXPECT_GE(valid, wanted);
+}
+const auto any_layout = [](const Drawn&) { return true; };
+
+}  // namespace
+
+TEST(Invariants, RandomValidLayouts) {
+    each_valid_layout(20261129, 400, any_layout, [](const Drawn& d, const Plan& p, const std::string& id) {
         // Every output is a finite, non-negative number.
         for (double v : {p.time.step_s, p.time.compute_s, p.time.bubble_s, p.time.exposed_comm_s, p.time.optimizer_s,
                          p.memory.total_bytes(), p.memory.activations_bytes, p.throughput.mfu, p.throughput.hfu})
@@ -103,8 +114,7 @@ TEST(Invariants, RandomValidLayouts) {
             EXPECT_LE(state, previous * (1 + 1e-12)) << id << " zero " << z;
             previous = state;
         }
-    }
-    EXPECT_GE(valid, 400);
+    });
 }
 
 TEST(Invariants, MoreTensorParallelNeverMeansMoreModelState) {
@@ -128,14 +138,7 @@ TEST(Invariants, MoreTensorParallelNeverMeansMoreModelState) {
 // takes less time, recomputing more never keeps more activations nor takes less time, and the 80 %
 // range always holds its own prediction. The cluster's tokens/s is the GPU's times the GPUs.
 TEST(Invariants, MoreWorkNeverCostsLessAndTheRangeHoldsThePrediction) {
-    std::mt19937_64 rng(20261202);
-    int valid = 0;
-    for (int i = 0; i < 20000 && valid < 200; ++i) {
-        const Drawn d = draw(rng);
-        const Plan p = evaluate(d.model, d.cluster, d.layout);
-        if (p.rejection) continue;
-        ++valid;
-        const std::string id = d.model.name + " " + d.cluster.name + " " + to_string(d.layout);
+    each_valid_layout(20261202, 200, any_layout, [](const Drawn& d, const Plan& p, const std::string& id) {
         const Throughput& t = p.throughput;
         EXPECT_LE(t.range.low, t.tokens_per_s_per_gpu) << id;
         EXPECT_GE(t.range.high, t.tokens_per_s_per_gpu) << id;
@@ -158,28 +161,26 @@ TEST(Invariants, MoreWorkNeverCostsLessAndTheRangeHoldsThePrediction) {
             kept = x.memory.activations_bytes;
             step = x.time.compute_s + x.time.recompute_s;
         }
-    }
-    EXPECT_GE(valid, 200);
+    });
 }
 
 // Faster hardware never makes a step slower: twice the NIC or NVLink bandwidth, twice the HBM
 // bandwidth, or twice every peak (a host that issues kernels no faster, so the step may gain little, but
-// never lose). Catches a schedule or overlap rule that turns a shorter term into a longer step.
+// never lose). Catches a schedule or overlap rule that turns a shorter term into a longer step; it found
+// two: the dense and the expert parameters' DP traffic each hidden under the whole compute window (a
+// MoE FSDP step 3.4 % slower on twice the peak), and CP's ring hidden under the attention's GPU time
+// where the host sets the pace (0.7 %). The zero-bubble schedule places its weight-gradient passes
+// greedily into idle time, so a shorter pass can move them and lengthen the step a little (a list
+// scheduling anomaly, Graham 1969: 0.4 % at most over 6,000 layouts): it is held to 1 %.
 TEST(Invariants, FasterHardwareNeverSlowsAStep) {
-    std::mt19937_64 rng(20261203);
-    int valid = 0;
-    for (int i = 0; i < 20000 && valid < 200; ++i) {
-        const Drawn d = draw(rng);
-        const Plan p = evaluate(d.model, d.cluster, d.layout);
-        if (p.rejection) continue;
-        ++valid;
-        const std::string id = d.model.name + " " + d.cluster.name + " " + to_string(d.layout);
+    each_valid_layout(20261203, 600, any_layout, [](const Drawn& d, const Plan& p, const std::string& id) {
         const auto faster = [&](const char* what, auto&& change) {
             ClusterSpec c = d.cluster;
             change(c.gpu);
             const Plan q = evaluate(d.model, c, d.layout);
             ASSERT_FALSE(q.rejection) << id << " " << what;
-            EXPECT_LE(q.time.step_s, p.time.step_s * (1 + 1e-9)) << id << " " << what;
+            const double slack = d.layout.schedule == Schedule::zb ? 1e-2 : 1e-9;
+            EXPECT_LE(q.time.step_s, p.time.step_s * (1 + slack)) << id << " " << what;
         };
         faster("scale-out ×2", [](GpuSpec& g) { g.scale_out_Bps *= 2; });
         faster("scale-up ×2", [](GpuSpec& g) { g.scale_up_Bps *= 2; });
@@ -189,6 +190,22 @@ TEST(Invariants, FasterHardwareNeverSlowsAStep) {
             g.peak_8_flops *= 2;
             g.peak_4_flops *= 2;
         });
-    }
-    EXPECT_GE(valid, 200);
+    });
+}
+
+// A MoE rank that takes more of the routed tokens never finishes sooner: for every valid MoE layout
+// drawn with EP > 1, a load imbalance of 1.1, 1.5 or 2 (the busiest rank's share over the mean) never
+// shortens the step. With η the product of the roll-off and the tile utilization, and each expert's GEMM
+// filling its own waves, 100 of 300 such layouts ran faster unbalanced.
+TEST(Invariants, MoeImbalanceNeverShortensAStep) {
+    const auto moe_with_ep = [](const Drawn& d) { return d.model.moe && d.layout.ep > 1; };
+    each_valid_layout(20261205, 300, moe_with_ep, [](const Drawn& d, const Plan& p, const std::string& id) {
+        for (double imbalance : {1.1, 1.5, 2.0}) {
+            Layout l = d.layout;
+            l.moe_imbalance = imbalance;
+            const Plan q = evaluate(d.model, d.cluster, l);
+            if (q.rejection) continue;  // more routed tokens may no longer fit
+            EXPECT_GE(q.time.step_s, p.time.step_s * (1 - 1e-9)) << id << " imbalance " << imbalance;
+        }
+    });
 }

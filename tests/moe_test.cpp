@@ -142,3 +142,39 @@ TEST(Moe, LoadSettingsRoundTripThroughJsonAndMegatron) {
     // torchtitan's MoE is dropless.
     EXPECT_TRUE(export_config(x.m, x.c, x.l, Framework::torchtitan).refusal);
 }
+
+// layout.expert_gemms (enums.h). per_expert, the Megatron family's default: each of a rank's experts
+// launches its two forward and four backward GEMMs from the host, one launch being t_host/150 of the
+// layer's host time; grouped (torchtitan, DeepSeek's DeepGEMM): one launch, nothing more to issue.
+// Qwen3-30B-A3B (128 experts) at EP 8 on H100 holds 16 a rank: 16 · 2 = 32 launches more forward and
+// 64 backward, 32 · 3 ms/150 = 0.64 ms and 1.28 ms of host time a layer and micro-batch, which shows in
+// part (t_gpu + t_host²/(t_host + t_gpu), compute.cpp), so the per-expert step is longer; Mixtral's one
+// expert a rank at EP 8 adds 2 and 4 launches. A dense model has no experts to launch.
+TEST(Moe, PerExpertLaunchesAreTheHostsToIssue) {
+    EXPECT_EQ(framework_defaults("Megatron-Bridge").expert_gemms, ExpertGemms::per_expert);
+    EXPECT_EQ(framework_defaults("NeMo 24.07").expert_gemms, ExpertGemms::per_expert);
+    EXPECT_EQ(framework_defaults("torchtitan").expert_gemms, ExpertGemms::grouped);
+    EXPECT_EQ(framework_defaults("HAI-LLM").expert_gemms, ExpertGemms::grouped);
+    const ModelSpec m = preset_model("qwen3-30b-a3b");
+    ClusterSpec c = preset_cluster("dgx-h100");
+    c.gpus = 64;
+    Layout l;
+    l.ep = 8;
+    l.dp = 64;
+    l.global_batch = 256;
+    l.expert_gemms = ExpertGemms::grouped;
+    const LayerWork grouped = layer_work(m, c, l, true);
+    l.expert_gemms = ExpertGemms::per_expert;
+    const LayerWork each = layer_work(m, c, l, true);
+    EXPECT_GT(each.fwd_s, grouped.fwd_s);
+    EXPECT_GT(each.bwd_s, grouped.bwd_s);
+    // The host's extra launches are all the difference once the GPU's time is taken away: with no
+    // host cost the two differ only by the waves the experts share (16 in one launch, 4 at a time).
+    c.gpu.eff.layer_overhead_s = 0;
+    const double host_free = layer_work(m, c, l, true).fwd_s;
+    l.expert_gemms = ExpertGemms::grouped;
+    EXPECT_LE(layer_work(m, c, l, true).fwd_s, host_free);
+    const Plan dense_each = evaluate(preset_model("llama3-8b"), c, l);
+    l.expert_gemms = ExpertGemms::per_expert;
+    EXPECT_DOUBLE_EQ(evaluate(preset_model("llama3-8b"), c, l).time.step_s, dense_each.time.step_s);
+}

@@ -312,15 +312,35 @@ TEST(Plan, DualPipeHidesTheExpertAllToAllUnderComputation) {
 // A100's 108 SMs: M = 2,048 tokens × N = 4,608 is 16 · 36 = 576 tiles, ⌈576 / 108⌉ = 6 waves:
 // 2048 · 4608 / (6 · 108 · 16384) = 9,437,184 / 10,616,832 = 0.8889; M = 4,096 is 1,152 tiles in 11 waves:
 // 18,874,368 / 19,464,192 = 0.9697. A 100 × 100 output is one tile of one wave on H100's 132 SMs:
-// 10,000 / (132 · 16,384). No SMs, no quantization.
+// 10,000 / (132 · 16,384). No SMs, no quantization. Four expert GEMMs of 256 × 2,048 running together
+// on H100 fill 4 · 2 · 16 = 128 tiles of one wave: 4 · 256 · 2048 / (132 · 16384) = 2,097,152 / 2,162,688
+// = 0.9697, where one alone fills 32 tiles of that wave: 524,288 / 2,162,688 = 0.2424.
 TEST(Compute, TileAndWaveQuantization) {
     EXPECT_NEAR(tile_utilization(2048, 4608, 108), 9437184.0 / 10616832.0, 1e-12);
     EXPECT_NEAR(tile_utilization(4096, 4608, 108), 18874368.0 / 19464192.0, 1e-12);
     EXPECT_NEAR(tile_utilization(100, 100, 132), 10000.0 / (132.0 * 16384.0), 1e-15);
     EXPECT_DOUBLE_EQ(tile_utilization(4096, 4608, 0), 1.0);
+    EXPECT_NEAR(tile_utilization(256, 2048, 132, 4), 2097152.0 / 2162688.0, 1e-12);
+    EXPECT_NEAR(tile_utilization(256, 2048, 132, 1), 524288.0 / 2162688.0, 1e-12);
+}
+
+// 1/η = (d_half/d + 1/u) / η_max (compute.h): the tiles' compute plus the short side's overhead. A100,
+// gemm_half_dim h, 108 SMs: 4,096 × 4,608 × 12,288 has d = 4,096 and u = 0.9697 (above), so
+// 1/η = (h/4096 + 19464192/18874368) / η_max; without SMs u = 1 and η = η_max · d/(d + h), the roll-off alone.
+TEST(Compute, GemmEfficiencyAddsTheShortSideToTheTiles) {
     const Efficiency e = preset_cluster("dgx-a100").gpu.eff;
-    EXPECT_NEAR(gemm_efficiency(e, Precision::bf16, 4096, 4608, 12288, 108) / gemm_efficiency(e, Precision::bf16, 4096, 4608, 12288),
-                18874368.0 / 19464192.0, 1e-12);
+    const double h = e.gemm_half_dim;
+    EXPECT_NEAR(gemm_efficiency(e, Precision::bf16, 4096, 4608, 12288, 108),
+                e.gemm_16 / (h / 4096.0 + 19464192.0 / 18874368.0), 1e-12);
+    EXPECT_NEAR(gemm_efficiency(e, Precision::bf16, 4096, 4608, 12288), e.gemm_16 * 4096.0 / (4096.0 + h), 1e-12);
+    // More rows never take less time: time ∝ M / η is non-decreasing, across a tile's edge as well (the
+    // product d/(d + h) · u made 129 → 192 rows faster).
+    double previous = 0;
+    for (double M = 64; M <= 640; M += 8) {
+        const double t = M / gemm_efficiency(e, Precision::bf16, M, 2048, 7168, 108, 4);
+        EXPECT_GE(t, previous * (1 - 1e-12)) << M;
+        previous = t;
+    }
 }
 
 // Attention by kernel class: a fused Hopper-native kernel (cuDNN, FlashAttention-3) runs the same FLOPs

@@ -77,7 +77,10 @@ TEST(Validation, PublishedRunsStayWithinTheReachedBounds) {
     const ValidationReport r = validate_cases(read_cases(read_json_file(kCalibration, "calibration"), "calibration"));
     const ValidationSummary& s = r.summary;
     EXPECT_GE(s.predicted, 320);
-    // reached in sample: 4.6 % / 17.6 %, ranking 80 %, since reduce-scatter and all-gather across domains are
+    // reached in sample: 4.9 % / 18.0 %, ranking 80 %, since a GEMM's time is its tiles' compute plus its
+    // short side's overhead (not their product), and a rank's experts share their waves and, launched one
+    // by one (Transformer Engine), are the host's to issue (held out 6.3 → 6.0 %, p90 23.8 → 23.5 %);
+    // 4.6 % / 17.6 %, ranking 80 %, since reduce-scatter and all-gather across domains are
     // NCCL's rings, not a two-level form (held out 7.0 → 6.3 %, p90 25.1 → 23.8 %); 4.3 % / 16.2 % since the constants are one set shared by the generations plus each
     // generation's, fitted from generic values (4.3 % / 15.8 % before, the fit's fixed point from the
     // shipped values); 4.3 % / 15.8 % since an assumed recomputation that cannot fit is planned with the
@@ -91,8 +94,8 @@ TEST(Validation, PublishedRunsStayWithinTheReachedBounds) {
     // classes (6.2 % / 21.4 % before; 6.4 /
     // 18.1 with only TP overlap as a layout setting, 5.9 / 18.8 with both overlaps as fitted shares, whose
     // fits sat at their bounds); the held-out figures, below, are the ones that matter (docs/validation.md).
-    EXPECT_LE(s.median_abs_error, 0.046) << "median |error| of tokens/s per GPU";
-    EXPECT_LE(s.p90_abs_error, 0.177) << "90th percentile |error|";
+    EXPECT_LE(s.median_abs_error, 0.049) << "median |error| of tokens/s per GPU";
+    EXPECT_LE(s.p90_abs_error, 0.181) << "90th percentile |error|";
     // The same-job ranking in sample: 80 % of 20 pairs since reduce-scatter and all-gather are rings (one of
     // SC21's PTD-P / ZeRO-3 pairs now goes the measured way); 75 % since the shared set (80 % before: one Megatron-Bridge
     // Llama 3.1 405B NVFP4 pair that differs only by container release, predicted 0.2 % apart, flips;
@@ -286,7 +289,11 @@ TEST(Validation, RankingCountsSameJobPairsMoreThanFivePercentApart) {
 }
 
 // The headline figure: each source of calibration.json predicted with constants fitted on the others.
-// Reached: median 6.3 %, p90 23.8 %, ranking 75 % of 20, since reduce-scatter and all-gather across domains
+// Reached: median 6.0 %, p90 23.5 %, ranking 75 % of 20, since a GEMM's time is its tiles' compute plus its
+// short side's overhead, a rank's expert GEMMs share the SMs' waves, and Transformer Engine's one launch per
+// expert is the host's to issue (layout.expert_gemms), where the product of roll-off and tiles and one
+// expert per wave had made more routed tokens finish sooner (6.0 %, 25.9 % with the first two alone: the
+// MoE runs' held-out median 11.8 → 14.2 %); 6.3 %, 23.8 % since reduce-scatter and all-gather across domains
 // are priced as NCCL runs them, rings only (src/graph/tuning.cc), not also by a two-level form NCCL has
 // for all-reduce alone (DGX Cloud's p90 33.0 → 22.4 %, MosaicML 5.5 → 4.2 %); 7.0 %, 25.1 % since each refit is one set shared by the
 // generations plus each generation's own from it, its GEMMs starting at the generation's cuBLAS figures
@@ -309,8 +316,8 @@ TEST(Validation, RankingCountsSameJobPairsMoreThanFivePercentApart) {
 TEST(Validation, LeaveOneSourceOutStaysWithinTheReachedBounds) {
     SHARDPLAN_REQUIRE_SHARED(kCalibration);
     const LeaveOneSourceOut l = leave_one_source_out(read_cases(read_json_file(kCalibration, "calibration"), "calibration").cases);
-    EXPECT_LE(l.throughput.median_abs_error, 0.065);
-    EXPECT_LE(l.throughput.p90_abs_error, 0.245);
+    EXPECT_LE(l.throughput.median_abs_error, 0.061);
+    EXPECT_LE(l.throughput.p90_abs_error, 0.236);
     EXPECT_GE(l.ranking.share(), 0.75);
 }
 

@@ -28,18 +28,21 @@ struct LayerWork {
     double bwd_s = 0;            // backward time (input and weight gradients)
     double wgrad_s = 0;          // the weight-gradient share of bwd_s (zero-bubble schedules defer it)
     double recompute_s = 0;      // time of the recomputed forward part, paid during the backward
-    double attn_fwd_s = 0;       // attention core forward alone (CP hides its ring traffic under it)
-    double gemm_fwd_s = 0;       // the linear layers' GEMMs forward alone (TP overlap hides its traffic under them)
+    double attn_fwd_s = 0;       // attention core's share of the forward (CP hides its ring traffic under it)
+    double gemm_fwd_s = 0;       // the linear layers' GEMMs' share of the forward (TP overlap hides its traffic under them)
     double grad_accum_s = 0;     // part of bwd_s and wgrad_s: adding the gradients into the accumulation buffer
 };
 
-/// η of one GEMM of shape M×N×K in this precision: the precision's fitted peak share, the small-dimension
-/// roll-off d/(d + gemm_half_dim) of its smallest dimension, and the tile and wave quantization of its
-/// M×N output on `sms` streaming multiprocessors (0: none).
-double gemm_efficiency(const Efficiency& e, Precision p, double M, double N, double K, int64_t sms = 0);
-/// The share of the SMs' tile slots an M×N output fills: 128×128 output tiles, ⌈tiles / sms⌉ waves
-/// (NVIDIA, "Matrix Multiplication Background User's Guide", tile and wave quantization). 1 with sms 0.
-double tile_utilization(double M, double N, int64_t sms);
+/// η of one GEMM of shape M×N×K in this precision: 1/η = (gemm_half_dim/d + 1/u) / the precision's fitted
+/// peak share, d its smallest dimension and u the tile and wave quantization of its M×N output on `sms`
+/// streaming multiprocessors (0: none, u = 1, leaving the roll-off d/(d + gemm_half_dim)); `groups` GEMMs
+/// of that shape running together (a rank's experts) share their waves.
+double gemm_efficiency(const Efficiency& e, Precision p, double M, double N, double K, int64_t sms = 0,
+                       double groups = 1);
+/// The share of the SMs' tile slots `groups` M×N outputs fill together: 128×128 output tiles,
+/// ⌈groups · tiles / sms⌉ waves (NVIDIA, "Matrix Multiplication Background User's Guide", tile and wave
+/// quantization). 1 with sms 0.
+double tile_utilization(double M, double N, int64_t sms, double groups = 1);
 
 /// The HBM pass after each micro-batch's backward that adds `params` 16-bit gradients into the
 /// accumulation buffer (read the gradient, read and write the buffer: 2 + 2 × 4 bytes a parameter into

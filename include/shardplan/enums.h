@@ -34,6 +34,12 @@ enum class AttentionKernel { flash, fused, unfused };
 /// scale-up domains, once to each domain over the NIC, forwarded over NVLink there; they reach the
 /// links' achieved bandwidth (DeepEP's published figures). docs/model.md §5.
 enum class Dispatcher { alltoall, deepep, hybridep };
+/// How a rank's routed experts run their GEMMs. grouped: one launch for all of them (torch's
+/// grouped_mm under torchtitan, DeepSeek's DeepGEMM, CUTLASS grouped GEMM), their tiles sharing the
+/// SMs' waves; per_expert: one GEMM launch per expert (Transformer Engine's GroupedLinear, which
+/// Megatron's --moe-grouped-gemm uses, issues one cuBLAS GEMM per expert round-robin over four streams),
+/// each launch the host's to issue and four sharing the waves at a time. docs/model.md §4.
+enum class ExpertGemms { grouped, per_expert };
 /// How the framework runs the pointwise work around the GEMMs: fused kernels (Megatron-Core and Transformer
 /// Engine: SwiGLU in one kernel, vocab-parallel cross-entropy in place) or eager PyTorch ops, one autograd
 /// node each (torchtitan's and nanotron's Llama: the activation's output kept beside its inputs; the loss
@@ -158,6 +164,10 @@ template <> struct EnumNames<AttentionKernel> {
 template <> struct EnumNames<Dispatcher> {
     static constexpr std::array<std::pair<Dispatcher, std::string_view>, 3> table{{
         {Dispatcher::alltoall, "alltoall"}, {Dispatcher::deepep, "deepep"}, {Dispatcher::hybridep, "hybridep"}}};
+};
+template <> struct EnumNames<ExpertGemms> {
+    static constexpr std::array<std::pair<ExpertGemms, std::string_view>, 2> table{{
+        {ExpertGemms::grouped, "grouped"}, {ExpertGemms::per_expert, "per_expert"}}};
 };
 template <> struct EnumNames<RecomputeModule> {
     static constexpr std::array<std::pair<RecomputeModule, std::string_view>, 9> table{{

@@ -67,6 +67,9 @@ struct Layout {
     /// How MoE tokens are dispatched to and combined from the experts' GPUs (enums.h): NCCL all-to-all
     /// or the flex dispatcher's DeepEP / HybridEP kernels, which deduplicate per GPU and per domain.
     Dispatcher moe_dispatcher = Dispatcher::alltoall;
+    /// How a rank's routed experts run their GEMMs (enums.h): in one grouped launch, or one launch per
+    /// expert (Transformer Engine), whose launches the host issues one by one.
+    ExpertGemms expert_gemms = ExpertGemms::grouped;
     /// Dropless routing's load imbalance: the routed tokens of the busiest EP rank over the mean, 1
     /// (balanced: Megatron's performance configs force it, moe_router_force_load_balancing) or more; ep
     /// at most takes effect (every token on one rank). Every rank waits for the busiest in the
@@ -140,7 +143,9 @@ uint32_t op_level_selective_modules();
 /// also keeps those bf16 gradients between micro-batches (grad_buckets low_precision); fused elsewhere
 /// (Megatron's --gradient-accumulation-fusion, on by default).
 /// The loss is nanotron's sharded cross-entropy and torchtitan's upcast F.cross_entropy; fused elsewhere.
-/// MoE tokens go by DeepEP under DeepSeek's HAI-LLM, by NCCL's all-to-all elsewhere.
+/// MoE tokens go by DeepEP under DeepSeek's HAI-LLM, by NCCL's all-to-all elsewhere. A rank's experts run
+/// one GEMM launch each under the Megatron family (Transformer Engine's GroupedLinear), one grouped launch
+/// elsewhere.
 /// Everything else: an even split, the framework's own gradient buffer, TP traffic exposed.
 struct FrameworkDefaults {
     Kernels kernels = Kernels::fused;
@@ -154,6 +159,7 @@ struct FrameworkDefaults {
     bool ep_comm_overlap = false;
     GradDtype grad_dtype = GradDtype::bf16;
     Dispatcher moe_dispatcher = Dispatcher::alltoall;
+    ExpertGemms expert_gemms = ExpertGemms::grouped;
 };
 /// `generation`: the GPU's (GpuSpec::generation), where a recipe differs by GPU; "" when not known.
 /// `precision`: the layout's, where a default differs with it (the gradient dtype).

@@ -28,13 +28,23 @@ struct Gemms {
     }
 };
 
-// `scale` < 1 for GEMMs that run below a dense GEMM of the same shape (grouped expert GEMMs).
+// Per-expert launches run side by side four at a time: Transformer Engine's GroupedLinear issues one
+// cuBLAS GEMM per expert round-robin over its num_streams = 4 compute streams
+// (nvte_multi_stream_cublas_gemm; transformer_engine/common/include/transformer_engine/gemm.h).
+constexpr double kConcurrentGemms = 4.0;
+// A layer's kernels, forward and backward, that the host time Efficiency::layer_overhead_s issues (its
+// source: some 50 ops forward and twice that in autograd's backward, constants.cpp): one launch's share.
+constexpr double kLayerKernels = 150.0;
+
+// `count` GEMMs of one shape (a rank's experts) sharing the SMs' waves `together` at a time; `scale` < 1
+// for GEMMs that run below a dense GEMM of the same shape (grouped expert GEMMs).
 void add_gemm(Gemms& g, const ClusterSpec& c, Precision p, double M, double N, double K, double count = 1,
-              double scale = 1.0) {
+              double scale = 1.0, double together = 1.0) {
     if (M <= 0 || N <= 0 || K <= 0 || count <= 0) return;
     const double flops = 2.0 * M * N * K * count;
     g.flops += flops;
-    g.time_s += flops / (c.gpu.peak_flops(p) * gemm_efficiency(c.gpu.eff, p, M, N, K, c.gpu.sms) * scale);
+    const double eta = gemm_efficiency(c.gpu.eff, p, M, N, K, c.gpu.sms, std::min(count, together));
+    g.time_s += flops / (c.gpu.peak_flops(p) * eta * scale);
 }
 
 constexpr double kTile = 128.0;  // output tile edge of the large bf16/fp8 GEMM kernels (cuBLAS, CUTLASS)
@@ -43,22 +53,28 @@ double mlp_width(const ModelSpec& m, double ffn) { return m.mlp == MlpKind::swig
 
 }  // namespace
 
-double gemm_efficiency(const Efficiency& e, Precision p, double M, double N, double K, int64_t sms) {
+double gemm_efficiency(const Efficiency& e, Precision p, double M, double N, double K, int64_t sms, double groups) {
     double eta = e.gemm_16;
     if (is_fp8(p)) eta = e.gemm_8;
     if (p == Precision::nvfp4) eta = e.gemm_4;
     const double d = std::min({M, N, K});
-    return std::max(1e-3, eta * d / (d + e.gemm_half_dim) * tile_utilization(M, N, sms));
+    // The time per FLOP is the tiles' compute, 1/u (partly empty tiles and last wave), plus the short side's
+    // overhead, d_half/d (a GEMM with a short side reads its operands for little arithmetic): with u = 1
+    // the roll-off d/(d + d_half). Their product counted the short side twice where tiles are partly
+    // filled, and made a GEMM with more rows there faster: a MoE rank with 1.5 × the tokens ran its experts
+    // in less time (docs/model.md §4).
+    return std::max(1e-3, eta / (e.gemm_half_dim / d + 1.0 / tile_utilization(M, N, sms, groups)));
 }
 
-double tile_utilization(double M, double N, int64_t sms) {
+double tile_utilization(double M, double N, int64_t sms, double groups) {
     if (sms <= 0 || M <= 0 || N <= 0) return 1.0;
     // NVIDIA, "Matrix Multiplication Background User's Guide": the output is computed in tiles, a wave
     // of tiles per SM at a time; the last tile of each dimension and the last wave run partly empty.
-    const double tiles_m = std::ceil(M / kTile), tiles_n = std::ceil(N / kTile);
-    const double tiles = tiles_m * tiles_n;
+    // `groups` GEMMs running together fill the waves together.
+    const double g = std::max(1.0, groups);
+    const double tiles = g * std::ceil(M / kTile) * std::ceil(N / kTile);
     const double waves = std::ceil(tiles / static_cast<double>(sms));
-    return (M * N) / (waves * static_cast<double>(sms) * kTile * kTile);
+    return (g * M * N) / (waves * static_cast<double>(sms) * kTile * kTile);
 }
 
 namespace {
@@ -73,6 +89,7 @@ struct LayerParts {
     Gemms g, replay;
     double act_elems = 0;     // element-wise traffic, elements read + written (activation functions included)
     double replay_elems = 0;
+    double expert_launches = 0;  // experts whose GEMMs the host launches one by one (ExpertGemms::per_expert)
     /// The GEMMs `add` makes; replayed too when `module` is recomputed.
     template <typename F>
     void module_gemms(bool replayed, F add) {
@@ -116,13 +133,14 @@ void attention_projections(LayerParts& x) {
     x.act_elems += 2.0 * T * (qw + kw) / tp;  // rotary embedding on q and k (read + write)
 }
 
-/// One MLP's two GEMMs (gated: gate and up in the first) on `tokens`, and its activation function.
+/// One MLP's two GEMMs (gated: gate and up in the first) on `tokens`, and its activation function; `count`
+/// experts' of them sharing the SMs' waves `together` at a time.
 void mlp_gemms(LayerParts& x, double tokens, double ffn_local, double in_local, double count, double scale,
-               bool replay_all, bool replay_act) {
+               bool replay_all, bool replay_act, double together = 1.0) {
     const Precision p = x.l.precision;
     x.module_gemms(replay_all, [&] {
-        add_gemm(x.g, x.c, p, tokens, mlp_width(x.m, ffn_local), in_local, count, scale);
-        add_gemm(x.g, x.c, p, tokens, in_local, ffn_local, count, scale);
+        add_gemm(x.g, x.c, p, tokens, mlp_width(x.m, ffn_local), in_local, count, scale, together);
+        add_gemm(x.g, x.c, p, tokens, in_local, ffn_local, count, scale, together);
     });
     const double act = tokens * count * ffn_local * (x.m.mlp == MlpKind::swiglu ? 3.0 : 2.0);
     x.act_elems += act;
@@ -164,8 +182,11 @@ void mlp_block(LayerParts& x, bool moe_layer) {
     // Token-expert assignments on the busiest rank, which the others wait for, spread over E/ep experts.
     const double assign = routed_assignments(l, e.top_k, T);
     const double local_experts = static_cast<double>(e.experts / l.ep);
+    const bool per_expert = l.expert_gemms == ExpertGemms::per_expert;
     mlp_gemms(x, assign / local_experts, fe / etp, h, local_experts, x.c.gpu.eff.moe, rc_moe,
-              recomputes(l, RecomputeModule::moe_act));
+              recomputes(l, RecomputeModule::moe_act), per_expert ? kConcurrentGemms : local_experts);
+    // Launched one by one, each expert's GEMMs are the host's to issue: two forward, four backward.
+    if (per_expert) x.expert_launches = local_experts;
     x.act_elems += 4.0 * assign * h;  // permute and un-permute tokens around the experts
     if (rc_moe) x.replay_elems += 4.0 * assign * h;
 }
@@ -217,17 +238,24 @@ LayerWork layer_work(const ModelSpec& m, const ClusterSpec& c, const Layout& l, 
     // The layer's parameters on this GPU, for the gradient accumulation pass.
     const StageParams held = layer_params_on_gpu(layer_params(m, moe_layer), l);
 
+    const double launch_s = overhead / kLayerKernels;  // host time of one more kernel launch
+
     LayerWork w;
-    w.attn_fwd_s = attn_fwd_s;
-    w.gemm_fwd_s = g.time_s;
-    w.fwd_s = with_host_s(g.time_s + attn_fwd_s + elem_s, overhead / 3.0);
+    const double fwd_gpu_s = g.time_s + attn_fwd_s + elem_s;
+    w.fwd_s = with_host_s(fwd_gpu_s, overhead / 3.0 + 2.0 * x.expert_launches * launch_s);
+    // The attention core's and the GEMMs' shares of the forward's wall time: where the host's launches set
+    // the pace the GPU idles between kernels, and a communication stream runs in those gaps as well.
+    const double stretch = fwd_gpu_s > 0 ? w.fwd_s / fwd_gpu_s : 1.0;
+    w.attn_fwd_s = attn_fwd_s * stretch;
+    w.gemm_fwd_s = g.time_s * stretch;
     // Backward: input- and weight-gradient GEMMs (2 × forward), attention backward, element-wise × 2, and
     // the gradients' accumulation where it is a pass of its own.
     w.grad_accum_s = grad_accum_s(accumulated_params(held.dense, static_cast<double>(l.dp * l.cp), l) +
                                       accumulated_params(held.expert, static_cast<double>(expert_dp(l)), l),
                                   c, l);
     w.wgrad_s = g.time_s + w.grad_accum_s;
-    w.bwd_s = with_host_s(2.0 * g.time_s + kAttnBwdFactor * attn_fwd_s + 2.0 * elem_s, 2.0 * overhead / 3.0) +
+    w.bwd_s = with_host_s(2.0 * g.time_s + kAttnBwdFactor * attn_fwd_s + 2.0 * elem_s,
+                          2.0 * overhead / 3.0 + 4.0 * x.expert_launches * launch_s) +
               w.grad_accum_s;
     w.model_flops = 3.0 * (g.flops + attn_flops);
     switch (l.recompute) {

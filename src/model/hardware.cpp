@@ -122,40 +122,40 @@ Efficiency default_efficiency(const std::string& generation) {
     Efficiency e;
     // FITTED-BEGIN (tools/fit_defaults.py: shardplan calibrate calibration.json --per-generation)
     if (generation == "ampere") {  // 98 runs
-        e.gemm_16 = 0.7968;
+        e.gemm_16 = 0.7899;
         e.gemm_8 = 0.65;
         e.gemm_4 = 0.55;
-        e.gemm_half_dim = 207.5;
-        e.moe = 0.6531;
-        e.attn = 0.3106;
-        e.scale_out_bw = 0.6301;
-        e.overlap_dp = 0.07499;
-        e.a2a = 0.8577;
+        e.gemm_half_dim = 190.9;
+        e.moe = 0.6505;
+        e.attn = 0.3095;
+        e.scale_out_bw = 0.3024;
+        e.overlap_dp = 0.347;
+        e.a2a = 0.8747;
         e.reserve_bytes = 2.01e+09;
     }
     if (generation == "blackwell") {  // 64 runs
-        e.gemm_16 = 0.6089;
-        e.gemm_8 = 0.6822;
+        e.gemm_16 = 0.5989;
+        e.gemm_8 = 0.6912;
         e.gemm_4 = 0.76;
-        e.gemm_half_dim = 846.7;
-        e.moe = 0.6847;
-        e.attn = 0.1804;
-        e.scale_out_bw = 0.6375;
-        e.overlap_dp = 0.2555;
+        e.gemm_half_dim = 945.2;
+        e.moe = 0.734;
+        e.attn = 0.1795;
+        e.scale_out_bw = 0.6362;
+        e.overlap_dp = 0.2546;
         e.a2a = 0.9999;
         e.reserve_bytes = 2.01e+09;
     }
     if (generation == "hopper") {  // 162 runs
         e.gemm_16 = 0.6944;
-        e.gemm_8 = 0.648;
+        e.gemm_8 = 0.6454;
         e.gemm_4 = 0.55;
-        e.gemm_half_dim = 525.3;
-        e.moe = 0.823;
-        e.attn = 0.1959;
-        e.scale_out_bw = 0.7487;
-        e.overlap_dp = 0.81;
-        e.a2a = 0.8487;
-        e.reserve_bytes = 2.321e+09;
+        e.gemm_half_dim = 528.2;
+        e.moe = 0.8189;
+        e.attn = 0.1961;
+        e.scale_out_bw = 0.7371;
+        e.overlap_dp = 0.821;
+        e.a2a = 0.8621;
+        e.reserve_bytes = 2.01e+09;
     }
     // FITTED-END
     // Hopper-native attention (cuDNN fused attention, FlashAttention-3) against FlashAttention-2 on H100,

@@ -123,6 +123,10 @@ FrameworkDefaults framework_defaults(const std::string& framework, const std::st
     // Megatron-Bridge p90 rose from 41 to 59 % and the in-sample B200 runs moved further over
     // (docs/validation.md, "The MoE dispatcher").
     if (f.find("hai-llm") != std::string::npos) d.moe_dispatcher = Dispatcher::deepep;
+    // Megatron-Core's experts with --moe-grouped-gemm are Transformer Engine's GroupedLinear, which issues
+    // one cuBLAS GEMM per expert over four streams (nvte_multi_stream_cublas_gemm); torchtitan's grouped_mm
+    // and DeepSeek's DeepGEMM are one launch for all of a rank's experts.
+    if (family == "megatron") d.expert_gemms = ExpertGemms::per_expert;
     // Gradients in fp32: torchtitan's mixed_precision_reduce (float32, whatever the precision); with bf16
     // compute, DeepSpeed's BF16 optimizer and Megatron-LM's --accumulate-allreduce-grads-in-fp32 (set for
     // bf16 unless --grad-reduce-in-bf16). NeMo's and Megatron-Bridge's performance recipes reduce in bf16.
@@ -144,6 +148,7 @@ void apply_framework_defaults(const FrameworkDefaults& fw, Layout& l) {
     l.ep_comm_overlap = fw.ep_comm_overlap;
     l.grad_dtype = fw.grad_dtype;
     l.moe_dispatcher = fw.moe_dispatcher;
+    l.expert_gemms = fw.expert_gemms;
 }
 
 double moe_load_factor(const Layout& l) {

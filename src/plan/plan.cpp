@@ -310,8 +310,15 @@ void add_dp_terms(const Layout& l, const StageParams& owned, int64_t units, cons
                   const Efficiency& eff, int64_t mb, double step_flops, Plan& plan) {
     const double dm = static_cast<double>(mb);
     const double gbytes = l.grad_dtype == GradDtype::fp32 ? 4.0 : 2.0;
-    const double fwd_window = eff.overlap_dp * critical.fwd_s;
-    const double bwd_window = eff.overlap_dp * critical.bwd_s;
+    // The compute that can hide DP traffic is one window for both parts: the dense parameters' collectives
+    // take it first, the experts' (edp) what they leave (one DP stream, one set of NICs).
+    double fwd_window = eff.overlap_dp * critical.fwd_s;
+    double bwd_window = eff.overlap_dp * critical.bwd_s;
+    auto hide = [](double comm_s, double& window_s) {  // exposed time; the window shrinks by what it hides
+        const double hidden = std::min(comm_s, window_s);
+        window_s -= hidden;
+        return comm_s - hidden;
+    };
     struct DpPart { Axis axis; double params; };
     const GroupPlacement& dense_g = group(plan.groups, Axis::dp);
     for (DpPart part : {DpPart{Axis::dp, owned.dense}, DpPart{Axis::edp, owned.expert}}) {
@@ -331,20 +338,20 @@ void add_dp_terms(const Layout& l, const StageParams& owned, int64_t units, cons
         const Traffic gat = per_unit(dp_gather_traffic(part.params * 2.0 / u, g, fabric));
         CommTerm t;
         if (l.zero == 0) {
-            t = term(Axis::dp, red, g, 1, std::max(0.0, red.time_s - bwd_window));
+            t = term(Axis::dp, red, g, 1, hide(red.time_s, bwd_window));
         } else if (l.zero < 3) {
-            t = term(Axis::dp, red, g, 2, std::max(0.0, red.time_s - bwd_window) + std::max(0.0, gat.time_s - fwd_window));
+            t = term(Axis::dp, red, g, 2, hide(red.time_s, bwd_window) + hide(gat.time_s, fwd_window));
             t.collective = "reduce-scatter + all-gather";
             t.bytes_per_step = red.wire_bytes + gat.wire_bytes;
             t.time_s = red.time_s + gat.time_s;
         } else if (l.pp > 1) {
             // FSDP under PP gathers each stage once per step and reduce-scatters its accumulated gradients once.
-            t = term(Axis::dp, red, g, 2, std::max(0.0, red.time_s - bwd_window) + std::max(0.0, gat.time_s - fwd_window));
+            t = term(Axis::dp, red, g, 2, hide(red.time_s, bwd_window) + hide(gat.time_s, fwd_window));
             t.collective = "all-gather + reduce-scatter (FSDP, once per step)";
             t.bytes_per_step = red.wire_bytes + gat.wire_bytes;
             t.time_s = red.time_s + gat.time_s;
         } else {
-            const double per_mb = std::max(0.0, gat.time_s - fwd_window) + std::max(0.0, gat.time_s + red.time_s - bwd_window);
+            const double per_mb = hide(gat.time_s, fwd_window) + hide(gat.time_s + red.time_s, bwd_window);  // per micro-batch
             t = term(Axis::dp, red, g, 3.0 * dm, dm * per_mb);
             t.collective = "all-gather ×2 + reduce-scatter (FSDP)";
             t.bytes_per_step = dm * (red.wire_bytes + 2.0 * gat.wire_bytes);
