@@ -68,7 +68,7 @@ void add_scenario_flags(CLI::App& cmd, ScenarioFlags& f, bool with_degrees, bool
         cmd.add_option("--expert-gemms", f.expert_gemms,
                        "grouped | per_expert: a rank's routed experts in one grouped GEMM launch, or one launch per expert "
                        "(Transformer Engine's GroupedLinear: the host issues each, four share the SMs at a time; default "
-                       "per_expert for the Megatron family, grouped elsewhere)");
+                       "per_expert for the Megatron family and DeepSpeed, grouped elsewhere)");
         cmd.add_option("--moe-imbalance", f.moe_imbalance,
                        "The busiest EP rank's routed tokens over the mean, 1 or more (default 1: balanced, as Megatron's "
                        "performance configs force it); its expert GEMMs, all-to-alls and expert activations set the pace");

@@ -650,3 +650,13 @@ TEST(Import, MegatronAttentionBackendRoundTripsAndTorchtitanSaysWhatSdpaRuns) {
     text.erase(text.find(flag), flag.size());
     EXPECT_EQ(import_launch(Framework::megatron, text, ctx, "line").c.layout.attention_kernel, AttentionKernel::fused);
 }
+
+// find_launch_key looks a key up by binary search, so each framework's table must stay sorted by name: a
+// key added out of order hides itself and those after it (--moe-use-legacy-grouped-gemm once did).
+TEST(Import, KeyTablesAreSortedSoEveryKeyIsFound) {
+    for (Framework f : {Framework::megatron, Framework::torchtitan, Framework::deepspeed}) {
+        const auto keys = launch_keys(f);
+        for (size_t i = 1; i < keys.size(); ++i) EXPECT_LT(keys[i - 1].name, keys[i].name) << keys[i].name;
+        for (const LaunchKey& k : keys) EXPECT_EQ(find_launch_key(f, k.name), &k) << k.name;
+    }
+}

@@ -178,3 +178,22 @@ TEST(Moe, PerExpertLaunchesAreTheHostsToIssue) {
     l.expert_gemms = ExpertGemms::per_expert;
     EXPECT_DOUBLE_EQ(evaluate(preset_model("llama3-8b"), c, l).time.step_s, dense_each.time.step_s);
 }
+
+// layout.expert_gemms both ways: JSON keeps it; a Megatron export writes --moe-grouped-gemm for
+// per_expert (Transformer Engine's GroupedLinear) and adds --moe-use-legacy-grouped-gemm for grouped (the
+// grouped_gemm package's one launch), and the import reads each back as written.
+TEST(Moe, ExpertGemmsRoundTripThroughJsonAndMegatron) {
+    Mixtral x;
+    ImportContext ctx;
+    ctx.cluster = x.c;
+    ctx.gpus = 64;
+    for (ExpertGemms g : {ExpertGemms::grouped, ExpertGemms::per_expert}) {
+        x.l.expert_gemms = g;
+        EXPECT_EQ(layout_from_json(to_json(x.l)).expert_gemms, g);
+        const Export e = export_config(x.m, x.c, x.l, Framework::megatron);
+        ASSERT_FALSE(e.refusal) << *e.refusal;
+        EXPECT_NE(e.text.find("--moe-grouped-gemm"), std::string::npos);
+        EXPECT_EQ(e.text.find("--moe-use-legacy-grouped-gemm") != std::string::npos, g == ExpertGemms::grouped);
+        EXPECT_EQ(import_launch(Framework::megatron, e.text, ctx, "exported").c.layout.expert_gemms, g);
+    }
+}

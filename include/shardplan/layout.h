@@ -144,8 +144,8 @@ uint32_t op_level_selective_modules();
 /// (Megatron's --gradient-accumulation-fusion, on by default).
 /// The loss is nanotron's sharded cross-entropy and torchtitan's upcast F.cross_entropy; fused elsewhere.
 /// MoE tokens go by DeepEP under DeepSeek's HAI-LLM, by NCCL's all-to-all elsewhere. A rank's experts run
-/// one GEMM launch each under the Megatron family (Transformer Engine's GroupedLinear), one grouped launch
-/// elsewhere.
+/// one GEMM launch each under the Megatron family (Transformer Engine's GroupedLinear) and DeepSpeed (its
+/// Experts' loop), one grouped launch elsewhere.
 /// Everything else: an even split, the framework's own gradient buffer, TP traffic exposed.
 struct FrameworkDefaults {
     Kernels kernels = Kernels::fused;

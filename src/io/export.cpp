@@ -106,7 +106,9 @@ Export megatron(const ModelSpec& m, const Layout& l) {
         }
         if (e.router_groups > 1 && e.group_topk > 0)
             arg(fmt::format("--moe-router-num-groups {} --moe-router-group-topk {}", e.router_groups, e.group_topk));
-        arg("--moe-grouped-gemm");
+        // --moe-grouped-gemm runs Transformer Engine's GroupedLinear, one GEMM launch per expert; with
+        // --moe-use-legacy-grouped-gemm, the grouped_gemm package's one launch for all of them.
+        arg(l.expert_gemms == ExpertGemms::grouped ? "--moe-grouped-gemm --moe-use-legacy-grouped-gemm" : "--moe-grouped-gemm");
         if (l.moe_capacity_factor > 0)
             arg(fmt::format("--moe-expert-capacity-factor {:g} --moe-pad-expert-input-to-capacity", l.moe_capacity_factor));
         if (l.moe_dispatcher == Dispatcher::alltoall) arg("--moe-token-dispatcher-type alltoall");

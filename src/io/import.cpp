@@ -124,6 +124,10 @@ Draft megatron_layout(const Values& v) {
     l.sequence_parallel = v.flag("--sequence-parallel") || l.tp == 1;
     l.tp_comm_overlap = v.flag("--tp-comm-overlap");
     l.ep_comm_overlap = v.flag("--overlap-moe-expert-parallel-comm");
+    // Experts' GEMMs: Transformer Engine's GroupedLinear under --moe-grouped-gemm, Megatron's SequentialMLP
+    // without it, one launch per expert either way; the legacy grouped_gemm package, one for all.
+    l.expert_gemms = v.flag("--moe-grouped-gemm") && v.flag("--moe-use-legacy-grouped-gemm") ? ExpertGemms::grouped
+                                                                                              : ExpertGemms::per_expert;
     // The token dispatcher: flex runs DeepEP (Megatron's default backend) or HybridEP; allgather, Megatron's
     // default type, is not modelled and is planned as alltoall, and said so.
     const std::string dispatcher = v.text("--moe-token-dispatcher-type", "");

@@ -53,6 +53,7 @@ constexpr LaunchKey kMegatron[] = {
     {"--moe-router-topk", K::integer, ""},
     {"--moe-shared-expert-intermediate-size", K::integer, ""},
     {"--moe-token-dispatcher-type", K::text, "allgather|alltoall|flex"},
+    {"--moe-use-legacy-grouped-gemm", K::flag, ""},
     {"--multi-latent-attention", K::flag, ""},
     {"--nnodes", K::integer, ""},  // torchrun
     {"--no-gradient-accumulation-fusion", K::flag, ""},

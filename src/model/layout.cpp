@@ -124,9 +124,10 @@ FrameworkDefaults framework_defaults(const std::string& framework, const std::st
     // (docs/validation.md, "The MoE dispatcher").
     if (f.find("hai-llm") != std::string::npos) d.moe_dispatcher = Dispatcher::deepep;
     // Megatron-Core's experts with --moe-grouped-gemm are Transformer Engine's GroupedLinear, which issues
-    // one cuBLAS GEMM per expert over four streams (nvte_multi_stream_cublas_gemm); torchtitan's grouped_mm
-    // and DeepSeek's DeepGEMM are one launch for all of a rank's experts.
-    if (family == "megatron") d.expert_gemms = ExpertGemms::per_expert;
+    // one cuBLAS GEMM per expert over four streams (nvte_multi_stream_cublas_gemm); DeepSpeed-MoE's Experts
+    // loop over their local experts (moe/experts.py); torchtitan's grouped_mm and DeepSeek's DeepGEMM are
+    // one launch for all of a rank's experts.
+    if (family == "megatron" || deepspeed) d.expert_gemms = ExpertGemms::per_expert;
     // Gradients in fp32: torchtitan's mixed_precision_reduce (float32, whatever the precision); with bf16
     // compute, DeepSpeed's BF16 optimizer and Megatron-LM's --accumulate-allreduce-grads-in-fp32 (set for
     // bf16 unless --grad-reduce-in-bf16). NeMo's and Megatron-Bridge's performance recipes reduce in bf16.
