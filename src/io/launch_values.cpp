@@ -8,7 +8,6 @@
 
 namespace shardplan::launch {
 
-// Records one value, typed as the framework defines the key; unknown keys are counted and left.
 void Values::put(const std::string& key, json v) {
     const LaunchKey* k = find_launch_key(f, key);
     if (!k) {
@@ -49,8 +48,6 @@ void Values::put(const std::string& key, json v) {
 
 // ---- Megatron: words of a launch script ------------------------------------------------------------------
 
-// Shell words after joining continued lines and dropping comments; NAME=value assignments are
-// remembered and $NAME / ${NAME} expanded from them (a launch script's usual variables).
 std::vector<std::string> shell_words(const std::string& text, const std::string& field) {
     std::vector<std::string> words;
     std::map<std::string, std::string> vars;
