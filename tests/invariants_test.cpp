@@ -209,3 +209,19 @@ TEST(Invariants, MoeImbalanceNeverShortensAStep) {
         }
     });
 }
+
+// The search prunes on two bounds, which must hold for every layout: tokens_per_s_per_gpu_bound() is
+// at least the closed forms' throughput, and the ceiling it re-times by (the closed-form step with the
+// pipeline's bubble and sends at their floor) at least the simulated plan's.
+TEST(Invariants, TheSearchsBoundsHold) {
+    each_valid_layout(20261202, 300, any_layout, [](const Drawn& d, const Plan& p, const std::string& id) {
+        const Plan closed = evaluate_closed_form(d.model, d.cluster, d.layout);
+        const StepWork w = step_work(d.model, d.cluster, d.layout);
+        EXPECT_GE(tokens_per_s_per_gpu_bound(d.model, d.cluster, d.layout, w),
+                  closed.throughput.tokens_per_s_per_gpu * (1 - 1e-12)) << id;
+        double pipeline_s = closed.time.bubble_s;
+        for (const CommTerm& t : closed.comm)
+            if (t.axis == Axis::pp) pipeline_s += t.exposed_s;
+        EXPECT_LE(closed.time.step_s - pipeline_s + closed.time.pipeline_floor_s, p.time.step_s * (1 + 1e-12)) << id;
+    });
+}

@@ -2,12 +2,15 @@
 // communication, its in-flight counts, and the trace it draws.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <map>
+#include <random>
 #include <tuple>
 
 #include <nlohmann/json.hpp>
 
 #include "shardplan/memory.h"
+#include "shardplan/pipeline.h"
 #include "shardplan/plan.h"
 #include "shardplan/presets.h"
 #include "shardplan/report.h"
@@ -348,4 +351,63 @@ TEST(Simulate, ATracePlansOnceAndDrawsThePlansOwnSimulation) {
         EXPECT_DOUBLE_EQ(last, step.result.makespan_s);
         if (pp > 1) EXPECT_TRUE(traced.time.pipeline_simulated);
     }
+}
+
+// The search re-times its pool in order of a ceiling built on pipeline_floor_s(): no simulation may
+// find less. Random ranks (stages of unequal length), schedules, micro-batch counts and send times.
+TEST(Simulate, NoSimulationFindsLessThanThePipelineFloor) {
+    std::mt19937_64 rng(20261202);
+    std::uniform_real_distribution<double> t(0.2, 3.0);
+    int checked = 0;
+    for (int i = 0; i < 400; ++i) {
+        PipelineSpec s;
+        s.schedule = std::array{Schedule::gpipe, Schedule::one_f_one_b, Schedule::interleaved, Schedule::zb}[i % 4];
+        s.pp = std::array<int64_t, 4>{2, 3, 4, 8}[(i / 4) % 4];
+        s.vpp = s.schedule == Schedule::interleaved ? 2 + (i / 16) % 3 : 1;
+        s.micro_batches = s.schedule == Schedule::interleaved ? s.pp * (1 + i % 3) : 1 + (i * 7) % 24;
+        if (s.schedule == Schedule::zb) s.micro_batches = std::max(s.micro_batches, s.pp);
+        s.p2p_s = i % 5 == 0 ? 0.0 : 0.05 * t(rng);
+        s.record_ops = false;
+        for (int64_t r = 0; r < s.pp; ++r) {
+            const double w = 0.5 * t(rng);
+            s.ranks.push_back({.fwd_s = t(rng), .bwd_s = t(rng) + w, .wgrad_s = w});
+        }
+        const PipelineResult sim = simulated_pipeline(s, 1'000'000);
+        ASSERT_TRUE(sim.simulated) << i << " " << sim.note;
+        const double span = sim.bubble_s + sim.sends_exposed_s;
+        EXPECT_GE(span * (1 + 1e-12), pipeline_floor_s(s, s.p2p_s)) << i;
+        EXPECT_GE(sim.bubble_s * (1 + 1e-12), pipeline_floor_s(s, 0.0)) << i;
+        ++checked;
+    }
+    EXPECT_EQ(checked, 400);
+    // Uniform stages without sends: the floor is the closed forms' fill and drain, (pp − 1)(F + B) under
+    // 1F1B (3 · (1 + 2) = 9), the same over v when interleaved (9 / 3 = 3 with chunks of a third), and
+    // the forwards alone under zero-bubble (3 · 1 = 3).
+    EXPECT_DOUBLE_EQ(pipeline_floor_s(uniform(Schedule::one_f_one_b, 4, 1, 8, 1, 1.5, 0.5), 0), 9.0);
+    EXPECT_DOUBLE_EQ(pipeline_floor_s(uniform(Schedule::interleaved, 4, 3, 8, 1, 1.5, 0.5), 0), 3.0);
+    EXPECT_DOUBLE_EQ(pipeline_floor_s(uniform(Schedule::zb, 4, 1, 8, 1, 1.5, 0.5), 0), 3.0);
+    // Each of the 3 ranks a micro-batch waits for adds a send on the way in and one on the way back.
+    EXPECT_DOUBLE_EQ(pipeline_floor_s(uniform(Schedule::one_f_one_b, 4, 1, 8, 1, 1.5, 0.5), 0.25), 9.0 + 6 * 0.25);
+    EXPECT_DOUBLE_EQ(pipeline_floor_s(uniform(Schedule::dualpipe, 4, 2, 8, 1, 1.5, 0.5), 0.25), 0.0);
+}
+
+// The same pipeline simulated twice, the second time from a memo: the same result; another input is
+// simulated afresh.
+TEST(Simulate, AMemoGivesWhatTheSimulationGives) {
+    PipelineSpec s = uniform(Schedule::interleaved, 4, 2, 8, 1, 1.5, 0.5);
+    s.record_ops = false;
+    s.p2p_s = 0.01;
+    PipelineMemo memo;
+    EXPECT_FALSE(memo.find(s, 1'000'000));
+    const PipelineResult a = simulated_pipeline(s, 1'000'000, &memo);
+    ASSERT_TRUE(memo.find(s, 1'000'000));
+    EXPECT_FALSE(memo.find(s, 999'999));  // the pass limit is part of the input
+    const PipelineResult b = simulated_pipeline(s, 1'000'000, &memo);
+    EXPECT_EQ(a.bubble_s, b.bubble_s);
+    EXPECT_EQ(a.sends_exposed_s, b.sends_exposed_s);
+    EXPECT_EQ(a.in_flight, b.in_flight);
+    EXPECT_EQ(a.bubble_s, simulated_pipeline(s, 1'000'000).bubble_s);
+    s.ranks[1].fwd_s *= 2;  // rank 1 is now the slowest: 4.5 → 1.5
+    EXPECT_FALSE(memo.find(s, 1'000'000));
+    EXPECT_NE(simulated_pipeline(s, 1'000'000, &memo).bubble_s, a.bubble_s);
 }

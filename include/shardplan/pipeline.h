@@ -7,6 +7,8 @@
 ///   if (!r.simulated) r.note;                                   // why the closed forms stand in
 #pragma once
 #include <cstdint>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +35,29 @@ void closed_form_pipeline(const PipelineSpec& s, PipelineResult& out);
 /// sends add the difference of the spans with and without them, each rank holds the most chunks it
 /// had alive (in whole-rank units). A step of more than `max_passes` passes (micro-batches × pp × vpp)
 /// or one the schedule cannot run gets the closed forms, with the reason in `note`.
-PipelineResult simulated_pipeline(const PipelineSpec& s, int64_t max_passes);
+/// With a memo, a spec it already holds (the same schedule, ranks, micro-batches and sends) is not
+/// simulated again: same input, same result, only time is saved.
+class PipelineMemo;
+PipelineResult simulated_pipeline(const PipelineSpec& s, int64_t max_passes, PipelineMemo* memo = nullptr);
+
+/// The last simulations run without recording passes, by their whole input; any thread may use it. A
+/// search's re-timing holds one: the layouts of its pool that differ only where the pipeline cannot
+/// see (the ZeRO stage, often the rank order) hand the simulation the same input.
+class PipelineMemo {
+public:
+    std::optional<PipelineResult> find(const PipelineSpec& s, int64_t max_passes) const;
+    void keep(const PipelineSpec& s, int64_t max_passes, const PipelineResult& r);
+
+private:
+    struct Entry {
+        PipelineSpec spec;
+        int64_t max_passes = 0;
+        PipelineResult result;
+    };
+    static constexpr size_t kEntries = 32;
+    mutable std::mutex mutex_;
+    std::vector<Entry> entries_;
+    size_t next_ = 0;  // the entry replaced next once all are used
+};
 
 }  // namespace shardplan

@@ -61,6 +61,7 @@ struct TimeBreakdown {
     double compute_s = 0;       // forward + backward of all micro-batches on the critical stage
     double recompute_s = 0;     // recomputed forwards
     double bubble_s = 0;        // pipeline fill and drain
+    double pipeline_floor_s = 0;  // the least bubble + exposed PP sends a simulation could give: the search's, not reported
     double exposed_comm_s = 0;  // communication not hidden by compute, all axes
     double optimizer_s = 0;     // Adam step on the parameters this GPU owns
     bool pipeline_simulated = false;  // bubble, PP exposure and in-flight memory from simulate_pipeline()
@@ -143,6 +144,8 @@ struct EvalOptions {
     /// Set: the step is simulated (pp = 1 too) with every pass recorded, and the spec and passes the
     /// plan's pipeline figures came from are kept here (a trace plans once).
     SimulatedStep* keep = nullptr;
+    /// Set: simulations shared with other evaluations (a search's re-timing), not run twice.
+    PipelineMemo* memo = nullptr;
 };
 
 /// One plan: every step of docs/model.md §8 in execution order, the pipeline simulated by default.
@@ -161,7 +164,8 @@ Plan evaluate_traced(const ModelSpec& m, const ClusterSpec& c, const Layout& l, 
 void evaluate_into(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Plan& out, const EvalOptions& o = {});
 
 /// An upper bound on tokens/s per GPU for any layout sharing `work`: compute alone, spread evenly over
-/// the pipeline stages, with no communication, bubble or optimizer. The search skips timing layouts
+/// the pipeline stages, with the closed forms' least bubble for that spread (none for zero-bubble and
+/// DualPipe) and no communication or optimizer. The search skips timing layouts
 /// whose bound cannot reach the results it already holds.
 double tokens_per_s_per_gpu_bound(const ModelSpec& m, const ClusterSpec& c, const Layout& l, const StepWork& work);
 

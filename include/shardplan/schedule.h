@@ -37,6 +37,7 @@ struct StageTimes {
     double wgrad_s = 0;
     double recompute_s = 0;  // part of bwd_s: the recomputed forward (with its exposed collectives)
     double total() const { return fwd_s + bwd_s; }
+    bool operator==(const StageTimes&) const = default;
 };
 
 /// A pipeline as its schedule sees it: what evaluation hands to the closed forms below and to the
@@ -73,6 +74,15 @@ int64_t slowest_rank(const PipelineSpec& s);
 
 /// Idle time of the slowest rank: the pipeline fill and drain the schedule cannot hide (sends left out).
 double bubble_time_s(const PipelineSpec& s);
+
+/// The least simulate_pipeline() can find for the bubble and the exposed sends together, each send
+/// taking `p2p_s` (the spec's, or 0 for the bubble alone): rank r starts after micro-batch 0's first
+/// chunk has crossed ranks 0…r−1 and their r sends, then runs its m·T_r of passes one after another;
+/// unless weight gradients are deferred (zero-bubble, DualPipe) its last pass is a backward of chunk 0,
+/// which ranks r−1…0 must then pass back, r sends again. So the span is at least
+/// max_r(fill_r + m·T_r + drain_r), less the slowest rank's m·T_max. Zero for DualPipe (two
+/// directions) and for pp 1.
+double pipeline_floor_s(const PipelineSpec& s, double p2p_s);
 
 /// What the boundary sends add to the step in closed form: the fill and drain ones, forward and
 /// backward, per virtual stage boundary (the steady-state sends overlap compute).

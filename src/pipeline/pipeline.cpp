@@ -24,7 +24,42 @@ PipelineResult closed_form_pipeline(const PipelineSpec& s) {
     return r;
 }
 
-PipelineResult simulated_pipeline(const PipelineSpec& s, int64_t max_passes) {
+namespace {
+
+bool same_input(const PipelineSpec& a, const PipelineSpec& b) {
+    return a.schedule == b.schedule && a.pp == b.pp && a.vpp == b.vpp && a.micro_batches == b.micro_batches &&
+           a.p2p_s == b.p2p_s && a.ranks == b.ranks;
+}
+
+PipelineResult simulated_fresh(const PipelineSpec& s, int64_t max_passes);
+
+}  // namespace
+
+std::optional<PipelineResult> PipelineMemo::find(const PipelineSpec& s, int64_t max_passes) const {
+    const std::lock_guard<std::mutex> hold(mutex_);
+    for (const Entry& e : entries_)
+        if (e.max_passes == max_passes && same_input(e.spec, s)) return e.result;
+    return std::nullopt;
+}
+
+void PipelineMemo::keep(const PipelineSpec& s, int64_t max_passes, const PipelineResult& r) {
+    const std::lock_guard<std::mutex> hold(mutex_);
+    Entry e{s, max_passes, r};
+    if (entries_.size() < kEntries) entries_.push_back(std::move(e));
+    else entries_[next_++ % kEntries] = std::move(e);
+}
+
+PipelineResult simulated_pipeline(const PipelineSpec& s, int64_t max_passes, PipelineMemo* memo) {
+    if (!memo || s.record_ops) return simulated_fresh(s, max_passes);
+    if (std::optional<PipelineResult> known = memo->find(s, max_passes)) return *std::move(known);
+    PipelineResult r = simulated_fresh(s, max_passes);
+    memo->keep(s, max_passes, r);
+    return r;
+}
+
+namespace {
+
+PipelineResult simulated_fresh(const PipelineSpec& s, int64_t max_passes) {
     // In double: m can be near 2^63 (a global batch that large).
     if (double(s.micro_batches) * double(s.pp) * double(s.vpp) > double(max_passes)) {
         PipelineResult r = closed_form_pipeline(s);
@@ -51,5 +86,7 @@ PipelineResult simulated_pipeline(const PipelineSpec& s, int64_t max_passes) {
     r.passes = std::move(with);
     return r;
 }
+
+}  // namespace
 
 }  // namespace shardplan

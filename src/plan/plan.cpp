@@ -60,39 +60,6 @@ void finish_step(Plan& p, const Layout& l, const ClusterSpec& c) {
 
 }  // namespace
 
-StepWork::Key work_key(const Layout& l) {
-    // Eager gradient accumulation's pass (compute.h) reads zero, pp and the DP shards as well.
-    const bool eager = l.grad_accumulation == GradAccumulation::eager, fsdp_shards = eager && fsdp_per_micro_batch(l);
-    return {l.tp, l.cp, l.ep, effective_etp(l), l.micro_batch, l.seq_len, l.sequence_parallel ? 1 : 0,
-            static_cast<int64_t>(l.precision), static_cast<int64_t>(l.recompute), fsdp_shards ? l.dp * l.cp : 0,
-            fsdp_shards ? expert_dp(l) : 0, eager && l.pp == 1 ? 1 : 0};
-}
-
-StepWork step_work(const ModelSpec& m, const ClusterSpec& c, const Layout& l) {
-    StepWork w;
-    w.dense = layer_work(m, c, l, false);
-    if (m.moe) w.moe = layer_work(m, c, l, true);
-    w.head = head_work(m, c, l);
-    w.memory = layer_memory(m, l);
-    w.key = work_key(l);
-    return w;
-}
-
-double tokens_per_s_per_gpu_bound(const ModelSpec& m, const ClusterSpec& c, const Layout& l, const StepWork& w) {
-    const double n_moe = static_cast<double>(moe_layers_in(m, 0, m.layers));
-    const double n_dense = static_cast<double>(m.layers) - n_moe;
-    // Full recomputation's block method replays only some layers: the model-wide share of them.
-    double share = 1.0;
-    if (l.recompute == Recompute::full && l.recompute_method == RecomputeMethod::block)
-        share = replayed_share(l, split_stages(m, l), m.layers);
-    const double per_mb = n_dense * (w.dense.fwd_s + w.dense.bwd_s + share * w.dense.recompute_s) +
-                          n_moe * (w.moe.fwd_s + w.moe.bwd_s + share * w.moe.recompute_s) + w.head.fwd_s + w.head.bwd_s;
-    // The slowest stage does at least the average share of the work, m times.
-    const double step_lb = static_cast<double>(micro_batches(l)) * per_mb / static_cast<double>(l.pp);
-    if (step_lb <= 0) return 1e300;
-    return static_cast<double>(global_batch(l)) * static_cast<double>(l.seq_len) / (step_lb * static_cast<double>(c.gpus));
-}
-
 Plan evaluate(const ModelSpec& m, const ClusterSpec& c, const Layout& l, const EvalOptions& o) {
     Plan plan;
     plan.model = m;
@@ -432,17 +399,27 @@ const PipelineResult& run_pipeline(const ModelSpec& m, const Layout& l, const Fa
         spec.p2p_s = pp.time_s;
     }
     const bool simulate = o.keep != nullptr || (o.pipeline == PipelineMethod::simulated && l.pp > 1);
-    if (simulate) x.pipeline = simulated_pipeline(spec, o.max_passes);
+    if (simulate) x.pipeline = simulated_pipeline(spec, o.max_passes, o.memo);
     else closed_form_pipeline(spec, x.pipeline);
     const PipelineResult& r = x.pipeline;
+    plan.time.bubble_s = r.bubble_s;
+    plan.time.pipeline_floor_s = r.bubble_s;
     if (l.pp > 1) {
         const double calls = 2.0 * static_cast<double>(plan.micro_batches) * static_cast<double>(spec.vpp) *
                              (l.schedule == Schedule::dualpipe ? 2.0 : 1.0);
-        add_term(plan, term(Axis::pp, pp, g, calls, r.sends_exposed_s), step_flops);
+        const CommTerm sends = term(Axis::pp, pp, g, calls, r.sends_exposed_s);
+        add_term(plan, sends, step_flops);
         plan.time.pipeline_simulated = r.simulated;
         plan.time.pipeline_note = r.note;
+        // What the bubble and the exposed sends add to the step. A simulation could find less than the
+        // closed forms, though not below the floor; the step counts the sends only up to their whole
+        // time (hence the floor without them, plus that), and a simulation that cannot run falls back
+        // to the closed forms.
+        plan.time.pipeline_floor_s += sends.exposed_s;
+        if (!r.simulated)
+            plan.time.pipeline_floor_s =
+                std::min({plan.time.pipeline_floor_s, pipeline_floor_s(spec, spec.p2p_s), pipeline_floor_s(spec, 0.0) + sends.time_s});
     }
-    plan.time.bubble_s = r.bubble_s;
     return r;
 }
 

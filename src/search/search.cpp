@@ -34,7 +34,21 @@ struct Scored {
     double tokens_per_s_per_gpu;
     double memory_bytes;
     Layout layout;
+    // The most the simulated pipeline can give: the closed-form step with its bubble and exposed sends
+    // at the floor a simulation cannot go below (pipeline_floor_s()); the rest of the step is the same.
+    double ceiling = 0;
 };
+
+double ceiling_of(const Plan& p, const Layout& l, const ClusterSpec& c) {
+    double pipeline_s = p.time.bubble_s;
+    for (const CommTerm& t : p.comm)
+        if (t.axis == Axis::pp) pipeline_s += t.exposed_s;
+    const double rest_s = p.time.step_s - pipeline_s + p.time.pipeline_floor_s;
+    if (rest_s <= 0) return 1e300;
+    // A hair above, so rounding never drops a layout the simulation would keep.
+    return (1.0 + 1e-9) * static_cast<double>(global_batch(l)) * static_cast<double>(l.seq_len) /
+           (rest_s * static_cast<double>(c.gpus));
+}
 
 int64_t rank_of(Schedule s) { return static_cast<int64_t>(s); }
 
@@ -53,6 +67,7 @@ bool better(const Scored& a, const Scored& b) {
 struct Partial {
     int64_t evaluated = 0, feasible = 0;
     std::map<std::string, int64_t> rejected;
+    int64_t does_not_fit = 0;  // kept apart from `rejected`: the commonest reason, counted in the inner loop
     double shortest_miss = -1;
     std::vector<Scored> top;     // sorted by better(), at most `top` long
     std::vector<Scored> pareto;  // non-dominated (memory ↓, throughput ↑)
@@ -203,7 +218,7 @@ void run_shape(const ModelSpec& m, const ClusterSpec& c, const Layout& base, con
                             if (!p.memory_fits) {
                                 // Memory does not depend on the rank order: the other orders miss by as much.
                                 const int64_t same = static_cast<int64_t>(ords.size() - oi);
-                                out.rejected["does_not_fit"] += same;
+                                out.does_not_fit += same;
                                 out.evaluated += same - 1;
                                 const double miss = p.memory.total_bytes() - p.capacity_bytes;
                                 if (out.shortest_miss < 0 || miss < out.shortest_miss) out.shortest_miss = miss;
@@ -214,8 +229,16 @@ void run_shape(const ModelSpec& m, const ClusterSpec& c, const Layout& base, con
                                 continue;
                             }
                             ++out.feasible;
+                            if (hopeless && !sp.no_crossing) {
+                                // Neither the bound nor whether it fits depends on the rank order (nor
+                                // does check_layout()): the other orders fit and are as hopeless.
+                                const int64_t rest = static_cast<int64_t>(ords.size() - oi - 1);
+                                out.feasible += rest;
+                                out.evaluated += rest;
+                                break;
+                            }
                             if (hopeless) continue;
-                            const Scored sc{p.throughput.tokens_per_s_per_gpu, p.memory.total_bytes(), l};
+                            const Scored sc{p.throughput.tokens_per_s_per_gpu, p.memory.total_bytes(), l, ceiling_of(p, l, c)};
                             keep_top(out.top, sc, top);
                             if (pareto) keep_pareto(out.pareto, sc);
                         }
@@ -265,15 +288,54 @@ int run_workers(const ModelSpec& m, const ClusterSpec& c, const Layout& base, co
     return stop_reason.load();
 }
 
-/// The kept layouts re-timed as `plan` shows them (evaluate(): the pipeline simulated); those whose
-/// simulated in-flight memory no longer fits drop out.
-std::vector<std::pair<Scored, Plan>> retimed(const ModelSpec& m, const ClusterSpec& c, const std::vector<Scored>& kept) {
-    std::vector<std::pair<Scored, Plan>> out;
-    for (const Scored& s : kept) {
-        Plan p = evaluate(m, c, s.layout);
-        if (!p.feasible()) continue;
-        out.push_back({Scored{p.throughput.tokens_per_s_per_gpu, p.memory.total_bytes(), s.layout}, std::move(p)});
+/// Layouts [first, last) of `kept` re-timed as `plan` shows them (evaluate(): the pipeline simulated) on
+/// up to `threads` workers, appended in the kept order; those whose simulated in-flight memory no longer
+/// fits drop out.
+void retime(const ModelSpec& m, const ClusterSpec& c, const std::vector<Scored>& kept, size_t first, size_t last,
+            int threads, PipelineMemo& memo, std::vector<std::pair<Scored, Plan>>& out) {
+    std::vector<Plan> plans(last - first);
+    const size_t n = std::min(plans.size(), static_cast<size_t>(std::max(1, threads)));
+    auto worker = [&](size_t from) {
+        for (size_t i = from; i < plans.size(); i += n)
+            plans[i] = evaluate(m, c, kept[first + i].layout, EvalOptions{.memo = &memo});
+    };
+    std::vector<std::thread> pool;
+    for (size_t t = 1; t < n; ++t) pool.emplace_back(worker, t);
+    if (n > 0) worker(0);
+    for (std::thread& t : pool) t.join();
+    for (size_t i = 0; i < plans.size(); ++i) {
+        if (!plans[i].feasible()) continue;
+        const Plan& p = plans[i];
+        out.push_back({Scored{p.throughput.tokens_per_s_per_gpu, p.memory.total_bytes(), kept[first + i].layout},
+                       std::move(plans[i])});
     }
+}
+
+std::vector<std::pair<Scored, Plan>> retimed(const ModelSpec& m, const ClusterSpec& c, const std::vector<Scored>& kept,
+                                             int threads) {
+    std::vector<std::pair<Scored, Plan>> out;
+    PipelineMemo memo;
+    retime(m, c, kept, 0, kept.size(), threads, memo, out);
+    return out;
+}
+
+/// The `top` best of the kept pool as re-timed, best first. The simulation is the costly part, so the
+/// pool is re-timed by falling ceiling, `threads` layouts at a time, and stops once the next ceiling
+/// is below the top-th re-timed throughput: what is left could not enter. The same `top` as re-timing
+/// the whole pool.
+std::vector<std::pair<Scored, Plan>> best_retimed(const ModelSpec& m, const ClusterSpec& c, std::vector<Scored> kept,
+                                                  size_t top, int threads) {
+    std::stable_sort(kept.begin(), kept.end(), [](const Scored& a, const Scored& b) { return a.ceiling > b.ceiling; });
+    std::vector<std::pair<Scored, Plan>> out;
+    PipelineMemo memo;
+    const size_t step = static_cast<size_t>(std::max(1, threads));
+    auto by_rank = [](const auto& a, const auto& b) { return better(a.first, b.first); };
+    for (size_t i = 0; i < kept.size(); i += step) {
+        if (out.size() >= top && kept[i].ceiling < out[top - 1].first.tokens_per_s_per_gpu) break;
+        retime(m, c, kept, i, std::min(kept.size(), i + step), threads, memo, out);
+        std::stable_sort(out.begin(), out.end(), by_rank);
+    }
+    if (out.size() > top) out.resize(top);
     return out;
 }
 
@@ -328,16 +390,14 @@ SearchResult search(const ModelSpec& m, const ClusterSpec& c, const Layout& base
         r.evaluated += p.evaluated;
         r.feasible += p.feasible;
         for (const auto& [k, v] : p.rejected) r.rejected[k] += v;
+        if (p.does_not_fit) r.rejected["does_not_fit"] += p.does_not_fit;
         for (const Scored& s : p.top) keep_top(kept, s, pool);
         for (const Scored& s : p.pareto) keep_pareto(front, s);
         if (p.shortest_miss >= 0 && (miss < 0 || p.shortest_miss < miss)) miss = p.shortest_miss;
     }
     r.shortest_miss_bytes = std::max(0.0, miss);
-    auto best = retimed(m, c, kept);
-    std::stable_sort(best.begin(), best.end(), [](const auto& a, const auto& b) { return better(a.first, b.first); });
-    for (auto& [s, p] : best)
-        if (r.best.size() < top) r.best.push_back(std::move(p));
-    if (opt.pareto) r.pareto = pareto_front(retimed(m, c, front));
+    for (auto& [s, p] : best_retimed(m, c, std::move(kept), top, threads)) r.best.push_back(std::move(p));
+    if (opt.pareto) r.pareto = pareto_front(retimed(m, c, front, threads));
     r.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return r;
 }
