@@ -61,7 +61,7 @@ struct TimeBreakdown {
     double compute_s = 0;       // forward + backward of all micro-batches on the critical stage
     double recompute_s = 0;     // recomputed forwards
     double bubble_s = 0;        // pipeline fill and drain
-    double pipeline_floor_s = 0;  // the least bubble + exposed PP sends a simulation could give: the search's, not reported
+    double pipeline_slack_s = 0;  // how much less bubble + exposed PP sends a simulation could give: the search's, not reported
     double exposed_comm_s = 0;  // communication not hidden by compute, all axes
     double optimizer_s = 0;     // Adam step on the parameters this GPU owns
     bool pipeline_simulated = false;  // bubble, PP exposure and in-flight memory from simulate_pipeline()

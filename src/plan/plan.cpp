@@ -403,7 +403,6 @@ const PipelineResult& run_pipeline(const ModelSpec& m, const Layout& l, const Fa
     else closed_form_pipeline(spec, x.pipeline);
     const PipelineResult& r = x.pipeline;
     plan.time.bubble_s = r.bubble_s;
-    plan.time.pipeline_floor_s = r.bubble_s;
     if (l.pp > 1) {
         const double calls = 2.0 * static_cast<double>(plan.micro_batches) * static_cast<double>(spec.vpp) *
                              (l.schedule == Schedule::dualpipe ? 2.0 : 1.0);
@@ -411,14 +410,13 @@ const PipelineResult& run_pipeline(const ModelSpec& m, const Layout& l, const Fa
         add_term(plan, sends, step_flops);
         plan.time.pipeline_simulated = r.simulated;
         plan.time.pipeline_note = r.note;
-        // What the bubble and the exposed sends add to the step. A simulation could find less than the
-        // closed forms, though not below the floor; the step counts the sends only up to their whole
-        // time (hence the floor without them, plus that), and a simulation that cannot run falls back
-        // to the closed forms.
-        plan.time.pipeline_floor_s += sends.exposed_s;
-        if (!r.simulated)
-            plan.time.pipeline_floor_s =
-                std::min({plan.time.pipeline_floor_s, pipeline_floor_s(spec, spec.p2p_s), pipeline_floor_s(spec, 0.0) + sends.time_s});
+        // What a simulation could take off the closed forms' bubble and exposed sends: down to the floor,
+        // where the step counts the sends only up to their whole time (hence the floor without them, plus
+        // that); nothing once simulated, or where a simulation falls back to the closed forms.
+        if (!r.simulated) {
+            const double floor_s = std::min(pipeline_floor_s(spec, spec.p2p_s), pipeline_floor_s(spec, 0.0) + sends.time_s);
+            plan.time.pipeline_slack_s = std::max(0.0, r.bubble_s + sends.exposed_s - floor_s);
+        }
     }
     return r;
 }

@@ -34,16 +34,14 @@ struct Scored {
     double tokens_per_s_per_gpu;
     double memory_bytes;
     Layout layout;
-    // The most the simulated pipeline can give: the closed-form step with its bubble and exposed sends
-    // at the floor a simulation cannot go below (pipeline_floor_s()); the rest of the step is the same.
+    // The most the simulated pipeline can give: the closed-form step less what a simulation could take
+    // off its bubble and exposed sends (TimeBreakdown::pipeline_slack_s, down to pipeline_floor_s()); the
+    // rest of the step is the same.
     double ceiling = 0;
 };
 
 double ceiling_of(const Plan& p, const Layout& l, const ClusterSpec& c) {
-    double pipeline_s = p.time.bubble_s;
-    for (const CommTerm& t : p.comm)
-        if (t.axis == Axis::pp) pipeline_s += t.exposed_s;
-    const double rest_s = p.time.step_s - pipeline_s + p.time.pipeline_floor_s;
+    const double rest_s = p.time.step_s - p.time.pipeline_slack_s;
     if (rest_s <= 0) return 1e300;
     // A hair above, so rounding never drops a layout the simulation would keep.
     return (1.0 + 1e-9) * static_cast<double>(global_batch(l)) * static_cast<double>(l.seq_len) /
