@@ -43,6 +43,11 @@ double gemm_efficiency(const Efficiency& e, Precision p, double M, double N, dou
 /// ⌈groups · tiles / sms⌉ waves (NVIDIA, "Matrix Multiplication Background User's Guide", tile and wave
 /// quantization). 1 with sms 0.
 double tile_utilization(double M, double N, int64_t sms, double groups = 1);
+/// An attention kernel's speed at `head_dim` relative to its speed at 128, where `attn` is fitted
+/// (FlashAttention-3 paper, Fig. 5: FlashAttention-2 and cuDNN at 64, 128 and 256; linear in log2 between,
+/// the nearest outside). Flash and unfused attention take FlashAttention-2's, fused cuDNN's. layer_work
+/// applies it on Hopper and Blackwell (docs/model.md §4).
+double attention_head_dim_factor(AttentionKernel kernel, double head_dim);
 
 /// The HBM pass after each micro-batch's backward that adds `params` 16-bit gradients into the
 /// accumulation buffer (read the gradient, read and write the buffer: 2 + 2 × 4 bytes a parameter into

@@ -77,6 +77,18 @@ double tile_utilization(double M, double N, int64_t sms, double groups) {
     return (g * M * N) / (waves * static_cast<double>(sms) * kTile * kTile);
 }
 
+// An attention kernel's speed by head dimension, relative to its speed at 128 (where `attn` is fitted):
+// FlashAttention-3 paper (Shah et al. 2024) Fig. 5, H100 BF16 forward, 16k keys, not causal: FlashAttention-2
+// 324, 370 and 326 TFLOP/s at head dimension 64, 128 and 256; cuDNN (Transformer Engine's fused attention)
+// 413, 595 and 581. Between those, linear in log2 of the dimension; outside, the nearest.
+double attention_head_dim_factor(AttentionKernel kernel, double head_dim) {
+    const bool fused = kernel == AttentionKernel::fused;
+    const double at64 = fused ? 413.0 / 595.0 : 324.0 / 370.0;
+    const double at256 = fused ? 581.0 / 595.0 : 326.0 / 370.0;
+    const double x = std::clamp(std::log2(std::max(head_dim, 1.0)), 6.0, 8.0);
+    return x <= 7.0 ? at64 + (1.0 - at64) * (x - 6.0) : 1.0 + (at256 - 1.0) * (x - 7.0);
+}
+
 namespace {
 
 /// One layer's forward work as it accumulates: GEMMs, element-wise traffic, and what selective
@@ -209,7 +221,15 @@ LayerWork layer_work(const ModelSpec& m, const ClusterSpec& c, const Layout& l, 
     // FlashAttention-2's efficiency; a fused Hopper-native kernel (cuDNN, FlashAttention-3) runs attn_fused ×
     // faster; the unfused core's GEMMs as flash, with its scores' HBM traffic (below) on top.
     const double kernel = l.attention_kernel == AttentionKernel::fused ? c.gpu.eff.attn_fused : 1.0;
-    const double attn_eta = std::clamp(c.gpu.eff.attn * kernel * s / (s + c.gpu.eff.attn_half_seq), 1e-3, 0.95);
+    // The head dimension both products run over on average (MLA: the query-key and the value dimensions).
+    const double head_dim = static_cast<double>(q_width(m) + attn_out_width(m)) / (2.0 * static_cast<double>(m.heads));
+    // Measured on H100 and taken for Blackwell's kernels of the same libraries; elsewhere none is measured
+    // (the A100 runs at head dimension 64 and long sequences, MosaicML's, show no such loss).
+    const bool measured = c.gpu.generation == "hopper" || c.gpu.generation == "blackwell";
+    const double f_d = measured ? attention_head_dim_factor(l.attention_kernel, head_dim) : 1.0;
+    const double attn_eta = std::clamp(c.gpu.eff.attn * kernel * f_d *
+                                           s / (s + c.gpu.eff.attn_half_seq),
+                                       1e-3, 0.95);
     const double attn_fwd_s = attn_flops / (c.gpu.peak_16_flops * attn_eta);
     if (l.attention_kernel == AttentionKernel::unfused) {
         // The unfused core (Megatron's baddbmm, scale-mask-softmax, dropout, bmm) passes the b·a·s²

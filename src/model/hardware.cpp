@@ -122,39 +122,39 @@ Efficiency default_efficiency(const std::string& generation) {
     Efficiency e;
     // FITTED-BEGIN (tools/fit_defaults.py: shardplan calibrate calibration.json --per-generation)
     if (generation == "ampere") {  // 98 runs
-        e.gemm_16 = 0.7899;
+        e.gemm_16 = 0.7984;
         e.gemm_8 = 0.65;
         e.gemm_4 = 0.55;
-        e.gemm_half_dim = 190.9;
-        e.moe = 0.6505;
-        e.attn = 0.3095;
-        e.scale_out_bw = 0.3024;
-        e.overlap_dp = 0.347;
-        e.a2a = 0.8747;
+        e.gemm_half_dim = 218.4;
+        e.moe = 0.6652;
+        e.attn = 0.311;
+        e.scale_out_bw = 0.6261;
+        e.overlap_dp = 0.07639;
+        e.a2a = 0.8597;
         e.reserve_bytes = 2.01e+09;
     }
     if (generation == "blackwell") {  // 64 runs
-        e.gemm_16 = 0.5989;
-        e.gemm_8 = 0.6912;
+        e.gemm_16 = 0.6318;
+        e.gemm_8 = 0.7082;
         e.gemm_4 = 0.76;
-        e.gemm_half_dim = 945.2;
-        e.moe = 0.734;
-        e.attn = 0.1795;
-        e.scale_out_bw = 0.6362;
-        e.overlap_dp = 0.2546;
+        e.gemm_half_dim = 907.2;
+        e.moe = 0.7682;
+        e.attn = 0.1666;
+        e.scale_out_bw = 0.6543;
+        e.overlap_dp = 0.2481;
         e.a2a = 0.9999;
         e.reserve_bytes = 2.01e+09;
     }
     if (generation == "hopper") {  // 162 runs
-        e.gemm_16 = 0.6944;
-        e.gemm_8 = 0.6454;
+        e.gemm_16 = 0.6881;
+        e.gemm_8 = 0.6392;
         e.gemm_4 = 0.55;
-        e.gemm_half_dim = 528.2;
-        e.moe = 0.8189;
-        e.attn = 0.1961;
-        e.scale_out_bw = 0.7371;
-        e.overlap_dp = 0.821;
-        e.a2a = 0.8621;
+        e.gemm_half_dim = 493.1;
+        e.moe = 0.8261;
+        e.attn = 0.1962;
+        e.scale_out_bw = 0.7465;
+        e.overlap_dp = 0.8127;
+        e.a2a = 0.8513;
         e.reserve_bytes = 2.01e+09;
     }
     // FITTED-END
