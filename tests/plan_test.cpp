@@ -412,25 +412,25 @@ TEST(Compute, FusedAttentionRunsAttnFusedTimesFlashAttentionTwo) {
 // 2 bytes an element at hbm × the HBM bandwidth; backward twice that. Llama 3 8B at TP 2, seq 4096,
 // micro-batch 1: 1 · 32/2 · 4096² = 268,435,456 scores; without dropout 2 · 2 · 268,435,456 =
 // 1,073,741,824 bytes forward, with it 4.5 · 2 · 268,435,456 = 2,415,919,104. Its GEMMs cost flash's.
-// An attention kernel's speed by head dimension (FlashAttention-3 paper, Fig. 5, H100 BF16 forward at 16k
-// keys): FlashAttention-2 324 / 370 / 326 TFLOP/s at 64 / 128 / 256, cuDNN 413 / 595 / 581. At 96,
-// log2 1.5 = 0.584963 of the way from 64 to 128: 0.875676 + 0.124324·0.584963 = 0.948401; cuDNN
-// 0.694118 + 0.305882·0.584963 = 0.873047.
-// At 160 (MLA's mean of 192 and 128), log2 1.25 = 0.321928 of the way to 256: 1 − 0.321928·(1 − 326/370)
-// = 0.961717 for FlashAttention-2. Below 64 and above 256 the nearest value.
+// An attention kernel's speed by head dimension (FlashAttention-3 paper, Fig. 5, H100 BF16 forward with the
+// causal mask at 16k keys): FlashAttention-2 299 / 335 / 298 TFLOP/s at 64 / 128 / 256, cuDNN 388 / 539 / 509.
+// At 96, log2 1.5 = 0.584963 of the way from 64 to 128: 0.892537 + 0.107463·0.584963 = 0.955399; cuDNN
+// 0.719852 + 0.280148·0.584963 = 0.883728. At 160 (MLA's mean of 192 and 128), log2 1.25 = 0.321928 of the
+// way to 256: 1 − 0.321928·(1 − 298/335) = 0.964444 for FlashAttention-2. Below 64 and above 256 the
+// nearest value.
 TEST(Compute, AttentionSpeedFollowsTheHeadDimension) {
     EXPECT_DOUBLE_EQ(attention_head_dim_factor(AttentionKernel::flash, 128), 1.0);
     EXPECT_DOUBLE_EQ(attention_head_dim_factor(AttentionKernel::fused, 128), 1.0);
-    EXPECT_NEAR(attention_head_dim_factor(AttentionKernel::flash, 64), 324.0 / 370.0, 1e-12);
-    EXPECT_NEAR(attention_head_dim_factor(AttentionKernel::fused, 64), 413.0 / 595.0, 1e-12);
-    EXPECT_NEAR(attention_head_dim_factor(AttentionKernel::fused, 256), 581.0 / 595.0, 1e-12);
-    EXPECT_NEAR(attention_head_dim_factor(AttentionKernel::flash, 96), 0.948401, 1e-6);
-    EXPECT_NEAR(attention_head_dim_factor(AttentionKernel::fused, 96), 0.873047, 1e-6);
-    EXPECT_NEAR(attention_head_dim_factor(AttentionKernel::flash, 160), 0.961717, 1e-6);
-    EXPECT_NEAR(attention_head_dim_factor(AttentionKernel::unfused, 32), 324.0 / 370.0, 1e-12);
-    EXPECT_NEAR(attention_head_dim_factor(AttentionKernel::flash, 512), 326.0 / 370.0, 1e-12);
+    EXPECT_NEAR(attention_head_dim_factor(AttentionKernel::flash, 64), 299.0 / 335.0, 1e-12);
+    EXPECT_NEAR(attention_head_dim_factor(AttentionKernel::fused, 64), 388.0 / 539.0, 1e-12);
+    EXPECT_NEAR(attention_head_dim_factor(AttentionKernel::fused, 256), 509.0 / 539.0, 1e-12);
+    EXPECT_NEAR(attention_head_dim_factor(AttentionKernel::flash, 96), 0.955399, 1e-6);
+    EXPECT_NEAR(attention_head_dim_factor(AttentionKernel::fused, 96), 0.883728, 1e-6);
+    EXPECT_NEAR(attention_head_dim_factor(AttentionKernel::flash, 160), 0.964444, 1e-6);
+    EXPECT_NEAR(attention_head_dim_factor(AttentionKernel::unfused, 32), 299.0 / 335.0, 1e-12);
+    EXPECT_NEAR(attention_head_dim_factor(AttentionKernel::flash, 512), 298.0 / 335.0, 1e-12);
     // In a layer: Llama 3 8B (head dim 128) against the same model with 64-dimensional heads (64 of them),
-    // the same FLOPs: cuDNN's attention takes 595/413 times as long.
+    // the same FLOPs: cuDNN's attention takes 539/388 times as long.
     ModelSpec m = preset_model("llama3-8b");
     ClusterSpec c = preset_cluster("dgx-h100");
     c.gpu.eff.layer_overhead_s = 0;  // no host time to stretch the passes
@@ -442,7 +442,7 @@ TEST(Compute, AttentionSpeedFollowsTheHeadDimension) {
     m.kv_heads *= 2;
     m.head_dim /= 2;
     const LayerWork d64 = layer_work(m, c, l, false);
-    EXPECT_NEAR(d64.attn_fwd_s / d128.attn_fwd_s, 595.0 / 413.0, 1e-9);
+    EXPECT_NEAR(d64.attn_fwd_s / d128.attn_fwd_s, 539.0 / 388.0, 1e-9);
     // Measured on H100 only: on A100 the head dimension changes nothing (docs/model.md §4).
     ClusterSpec a = preset_cluster("dgx-a100");
     a.gpu.eff.layer_overhead_s = 0;

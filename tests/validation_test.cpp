@@ -77,8 +77,8 @@ TEST(Validation, PublishedRunsStayWithinTheReachedBounds) {
     const ValidationReport r = validate_cases(read_cases(read_json_file(kCalibration, "calibration"), "calibration"));
     const ValidationSummary& s = r.summary;
     EXPECT_GE(s.predicted, 320);
-    // reached in sample: 4.8 % / 17.3 %, ranking 80 %, since attention's speed follows the head dimension on
-    // Hopper and Blackwell (FlashAttention-3 paper, Fig. 5; held out 6.0 → 6.2 %, p90 23.5 → 22.6 %);
+    // reached in sample: 5.0 % / 17.2 %, ranking 80 %, since attention's speed follows the head dimension on
+    // Hopper and Blackwell (FlashAttention-3 paper, Fig. 5, causal; held out 6.0 → 6.1 %, p90 23.5 → 22.6 %);
     // 4.9 % / 18.0 %, ranking 80 %, since a GEMM's time is its tiles' compute plus its
     // short side's overhead (not their product), and a rank's experts share their waves and, launched one
     // by one (Transformer Engine), are the host's to issue (held out 6.3 → 6.0 %, p90 23.8 → 23.5 %);
@@ -96,7 +96,7 @@ TEST(Validation, PublishedRunsStayWithinTheReachedBounds) {
     // classes (6.2 % / 21.4 % before; 6.4 /
     // 18.1 with only TP overlap as a layout setting, 5.9 / 18.8 with both overlaps as fitted shares, whose
     // fits sat at their bounds); the held-out figures, below, are the ones that matter (docs/validation.md).
-    EXPECT_LE(s.median_abs_error, 0.049) << "median |error| of tokens/s per GPU";
+    EXPECT_LE(s.median_abs_error, 0.051) << "median |error| of tokens/s per GPU";
     EXPECT_LE(s.p90_abs_error, 0.175) << "90th percentile |error|";
     // The same-job ranking in sample: 80 % of 20 pairs since reduce-scatter and all-gather are rings (one of
     // SC21's PTD-P / ZeRO-3 pairs now goes the measured way); 75 % since the shared set (80 % before: one Megatron-Bridge
@@ -166,17 +166,17 @@ TEST(Validation, UltraScaleReservedMemoryStaysWithinTheReachedBound) {
 // BigScience's search for BLOOM's layout (examples/validation/bigscience_tr11_search.json, in the repository,
 // fitted on nowhere): 40 Megatron-DeepSpeed runs on up to 384 A100s of Jean Zay, whose nodes have four
 // Omni-Path 100 Gb/s links for eight GPUs (6.25 GB/s each, the BLOOM paper), as each case states. Reached:
-// throughput median 37.0 %, p90 52.9 %, ranking 87 % of 38 pairs (41.8 %, 61.5 % and 89 % with the A100
+// throughput median 20.3 %, p90 35.2 %, ranking 79 % of 38 pairs (40.3 %, 58.8 % and 89 % with the A100
 // preset's 25 GB/s NIC), memory median 6.4 % of the device figure. Ampere's fitted NIC share sets it: at
-// 0.30 (beside `overlap_dp` 0.35, before the head-dimension refit) 20.3 %, 35.3 %, 79 %
-// (docs/validation.md, "DeepSpeed's BF16 optimizer").
+// the other end of its flat valley with `overlap_dp` (0.63 beside 0.08 rather than 0.30 beside 0.35) it
+// read 37.0 %, 52.9 %, 87 % (docs/validation.md, "DeepSpeed's BF16 optimizer").
 TEST(Validation, BigScienceLayoutSearchStaysWithinTheReachedBounds) {
     const std::string file = std::string(SHARDPLAN_SOURCE_DIR) + "/examples/validation/bigscience_tr11_search.json";
     const ValidationReport r = validate_cases(read_cases(read_json_file(file, "bigscience"), "bigscience"));
     ASSERT_EQ(r.summary.predicted, 40);
-    EXPECT_LE(r.summary.median_abs_error, 0.39);
-    EXPECT_LE(r.summary.p90_abs_error, 0.55);
-    EXPECT_GE(r.summary.ranking.share(), 0.85);
+    EXPECT_LE(r.summary.median_abs_error, 0.22);
+    EXPECT_LE(r.summary.p90_abs_error, 0.37);
+    EXPECT_GE(r.summary.ranking.share(), 0.78);
     EXPECT_LE(r.summary.memory.median_abs_error, 0.07);
     // The network is the case's: with the preset's four times faster NIC the same runs come out faster.
     CaseList preset = read_cases(read_json_file(file, "bigscience"), "bigscience");
@@ -312,7 +312,7 @@ TEST(Validation, RankingCountsSameJobPairsMoreThanFivePercentApart) {
 }
 
 // The headline figure: each source of calibration.json predicted with constants fitted on the others.
-// Reached: median 6.2 %, p90 22.6 %, ranking 75 % of 20, since attention's speed follows the head dimension
+// Reached: median 6.1 %, p90 22.6 %, ranking 75 % of 20, since attention's speed follows the head dimension
 // on Hopper and Blackwell; 6.0 %, 23.5 %, since a GEMM's time is its tiles' compute plus its
 // short side's overhead, a rank's expert GEMMs share the SMs' waves, and Transformer Engine's one launch per
 // expert is the host's to issue (layout.expert_gemms), where the product of roll-off and tiles and one

@@ -44,7 +44,7 @@ double gemm_efficiency(const Efficiency& e, Precision p, double M, double N, dou
 /// quantization). 1 with sms 0.
 double tile_utilization(double M, double N, int64_t sms, double groups = 1);
 /// An attention kernel's speed at `head_dim` relative to its speed at 128, where `attn` is fitted
-/// (FlashAttention-3 paper, Fig. 5: FlashAttention-2 and cuDNN at 64, 128 and 256; linear in log2 between,
+/// (FlashAttention-3 paper, Fig. 5, causal: FlashAttention-2 and cuDNN at 64, 128 and 256; linear in log2 between,
 /// the nearest outside). Flash and unfused attention take FlashAttention-2's, fused cuDNN's. layer_work
 /// applies it on Hopper and Blackwell (docs/model.md §4).
 double attention_head_dim_factor(AttentionKernel kernel, double head_dim);

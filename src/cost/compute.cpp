@@ -78,13 +78,13 @@ double tile_utilization(double M, double N, int64_t sms, double groups) {
 }
 
 // An attention kernel's speed by head dimension, relative to its speed at 128 (where `attn` is fitted):
-// FlashAttention-3 paper (Shah et al. 2024) Fig. 5, H100 BF16 forward, 16k keys, not causal: FlashAttention-2
-// 324, 370 and 326 TFLOP/s at head dimension 64, 128 and 256; cuDNN (Transformer Engine's fused attention)
-// 413, 595 and 581. Between those, linear in log2 of the dimension; outside, the nearest.
+// FlashAttention-3 paper (Shah et al. 2024) Fig. 5, H100 BF16 forward with the causal mask, 16k keys:
+// FlashAttention-2 299, 335 and 298 TFLOP/s at head dimension 64, 128 and 256; cuDNN (Transformer Engine's
+// fused attention) 388, 539 and 509. Between those, linear in log2 of the dimension; outside, the nearest.
 double attention_head_dim_factor(AttentionKernel kernel, double head_dim) {
     const bool fused = kernel == AttentionKernel::fused;
-    const double at64 = fused ? 413.0 / 595.0 : 324.0 / 370.0;
-    const double at256 = fused ? 581.0 / 595.0 : 326.0 / 370.0;
+    const double at64 = fused ? 388.0 / 539.0 : 299.0 / 335.0;
+    const double at256 = fused ? 509.0 / 539.0 : 298.0 / 335.0;
     const double x = std::clamp(std::log2(std::max(head_dim, 1.0)), 6.0, 8.0);
     return x <= 7.0 ? at64 + (1.0 - at64) * (x - 6.0) : 1.0 + (at256 - 1.0) * (x - 7.0);
 }

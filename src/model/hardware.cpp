@@ -122,39 +122,39 @@ Efficiency default_efficiency(const std::string& generation) {
     Efficiency e;
     // FITTED-BEGIN (tools/fit_defaults.py: shardplan calibrate calibration.json --per-generation)
     if (generation == "ampere") {  // 98 runs
-        e.gemm_16 = 0.7984;
+        e.gemm_16 = 0.7898;
         e.gemm_8 = 0.65;
         e.gemm_4 = 0.55;
-        e.gemm_half_dim = 218.4;
-        e.moe = 0.6652;
-        e.attn = 0.311;
-        e.scale_out_bw = 0.6261;
-        e.overlap_dp = 0.07639;
-        e.a2a = 0.8597;
+        e.gemm_half_dim = 190.9;
+        e.moe = 0.6646;
+        e.attn = 0.3095;
+        e.scale_out_bw = 0.3023;
+        e.overlap_dp = 0.3471;
+        e.a2a = 0.8616;
         e.reserve_bytes = 2.01e+09;
     }
     if (generation == "blackwell") {  // 64 runs
-        e.gemm_16 = 0.6318;
-        e.gemm_8 = 0.7082;
+        e.gemm_16 = 0.6367;
+        e.gemm_8 = 0.7083;
         e.gemm_4 = 0.76;
-        e.gemm_half_dim = 907.2;
-        e.moe = 0.7682;
-        e.attn = 0.1666;
-        e.scale_out_bw = 0.6543;
-        e.overlap_dp = 0.2481;
+        e.gemm_half_dim = 957.2;
+        e.moe = 0.7596;
+        e.attn = 0.1683;
+        e.scale_out_bw = 0.6537;
+        e.overlap_dp = 0.2496;
         e.a2a = 0.9999;
         e.reserve_bytes = 2.01e+09;
     }
     if (generation == "hopper") {  // 162 runs
-        e.gemm_16 = 0.6881;
-        e.gemm_8 = 0.6392;
+        e.gemm_16 = 0.689;
+        e.gemm_8 = 0.64;
         e.gemm_4 = 0.55;
-        e.gemm_half_dim = 493.1;
-        e.moe = 0.8261;
-        e.attn = 0.1962;
-        e.scale_out_bw = 0.7465;
-        e.overlap_dp = 0.8127;
-        e.a2a = 0.8513;
+        e.gemm_half_dim = 496;
+        e.moe = 0.8254;
+        e.attn = 0.1958;
+        e.scale_out_bw = 0.7453;
+        e.overlap_dp = 0.8138;
+        e.a2a = 0.8527;
         e.reserve_bytes = 2.01e+09;
     }
     // FITTED-END
