@@ -217,19 +217,18 @@ LayerWork layer_work(const ModelSpec& m, const ClusterSpec& c, const Layout& l, 
     // products over all a query heads (GQA shares K and V, not the work).
     const double s = static_cast<double>(l.seq_len);
     const double b = static_cast<double>(l.micro_batch);
-    const double attn_flops = b * s * s * static_cast<double>(q_width(m) + attn_out_width(m)) / (tp * static_cast<double>(l.cp));
+    const double qo_width = static_cast<double>(q_width(m) + attn_out_width(m));  // a·(d_qk + d_v)
+    const double attn_flops = b * s * s * qo_width / (tp * static_cast<double>(l.cp));
     // FlashAttention-2's efficiency; a fused Hopper-native kernel (cuDNN, FlashAttention-3) runs attn_fused ×
     // faster; the unfused core's GEMMs as flash, with its scores' HBM traffic (below) on top.
     const double kernel = l.attention_kernel == AttentionKernel::fused ? c.gpu.eff.attn_fused : 1.0;
     // The head dimension both products run over on average (MLA: the query-key and the value dimensions).
-    const double head_dim = static_cast<double>(q_width(m) + attn_out_width(m)) / (2.0 * static_cast<double>(m.heads));
+    const double head_dim = qo_width / (2.0 * static_cast<double>(m.heads));
     // Measured on H100 and taken for Blackwell's kernels of the same libraries; elsewhere none is measured
     // (the A100 runs at head dimension 64 and long sequences, MosaicML's, show no such loss).
     const bool measured = c.gpu.generation == "hopper" || c.gpu.generation == "blackwell";
     const double f_d = measured ? attention_head_dim_factor(l.attention_kernel, head_dim) : 1.0;
-    const double attn_eta = std::clamp(c.gpu.eff.attn * kernel * f_d *
-                                           s / (s + c.gpu.eff.attn_half_seq),
-                                       1e-3, 0.95);
+    const double attn_eta = std::clamp(c.gpu.eff.attn * kernel * f_d * s / (s + c.gpu.eff.attn_half_seq), 1e-3, 0.95);
     const double attn_fwd_s = attn_flops / (c.gpu.peak_16_flops * attn_eta);
     if (l.attention_kernel == AttentionKernel::unfused) {
         // The unfused core (Megatron's baddbmm, scale-mask-softmax, dropout, bmm) passes the b·a·s²
