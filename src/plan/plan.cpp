@@ -303,28 +303,30 @@ void add_dp_terms(const Layout& l, const StageParams& owned, int64_t units, cons
         };
         const Traffic red = per_unit(dp_reduce_traffic(part.params * gbytes / u, l.zero, g, fabric));
         const Traffic gat = per_unit(dp_gather_traffic(part.params * 2.0 / u, g, fabric));
-        CommTerm t;
+        // One term per part: the reduction's group and tier, the calls, bytes, time and exposure of all it moves.
+        CommTerm t = term(Axis::dp, red, g, 1, 0);
+        double calls = 1, bytes = red.wire_bytes, time_s = red.time_s, exposed_s = 0;
         if (l.zero == 0) {
-            t = term(Axis::dp, red, g, 1, hide(red.time_s, bwd_window));
-        } else if (l.zero < 3) {
-            t = term(Axis::dp, red, g, 2, hide(red.time_s, bwd_window) + hide(gat.time_s, fwd_window));
-            t.collective = "reduce-scatter + all-gather";
-            t.bytes_per_step = red.wire_bytes + gat.wire_bytes;
-            t.time_s = red.time_s + gat.time_s;
-        } else if (l.pp > 1) {
-            // FSDP under PP gathers each stage once per step and reduce-scatters its accumulated gradients once.
-            t = term(Axis::dp, red, g, 2, hide(red.time_s, bwd_window) + hide(gat.time_s, fwd_window));
-            t.collective = "all-gather + reduce-scatter (FSDP, once per step)";
-            t.bytes_per_step = red.wire_bytes + gat.wire_bytes;
-            t.time_s = red.time_s + gat.time_s;
-        } else {
-            const double per_mb = hide(gat.time_s, fwd_window) + hide(gat.time_s + red.time_s, bwd_window);  // per micro-batch
-            t = term(Axis::dp, red, g, 3.0 * dm, dm * per_mb);
+            exposed_s = hide(red.time_s, bwd_window);
+        } else if (l.zero < 3 || l.pp > 1) {
+            // ZeRO-1/2 gather the updated parameters before the next forward; FSDP under PP gathers each
+            // stage once per step and reduce-scatters its accumulated gradients once.
+            calls = 2;
+            bytes = red.wire_bytes + gat.wire_bytes;
+            time_s = red.time_s + gat.time_s;
+            exposed_s = hide(red.time_s, bwd_window) + hide(gat.time_s, fwd_window);
+            t.collective = l.zero < 3 ? "reduce-scatter + all-gather" : "all-gather + reduce-scatter (FSDP, once per step)";
+        } else {  // per micro-batch: gathered for the forward, again for the backward, gradients reduce-scattered
+            calls = 3.0 * dm;
+            bytes = dm * (red.wire_bytes + 2.0 * gat.wire_bytes);
+            time_s = dm * (red.time_s + 2.0 * gat.time_s);
+            exposed_s = dm * (hide(gat.time_s, fwd_window) + hide(gat.time_s + red.time_s, bwd_window));
             t.collective = "all-gather ×2 + reduce-scatter (FSDP)";
-            t.bytes_per_step = dm * (red.wire_bytes + 2.0 * gat.wire_bytes);
-            t.time_s = dm * (red.time_s + 2.0 * gat.time_s);
         }
-        t.exposed_s = std::min(t.exposed_s, t.time_s);
+        t.calls_per_step = saturated_count(calls);
+        t.bytes_per_step = bytes;
+        t.time_s = time_s;
+        t.exposed_s = std::min(exposed_s, time_s);
         t.critical_path = t.exposed_s > 0;
         if (part.axis == Axis::edp) t.axis = Axis::edp;
         add_term(plan, t, step_flops);
