@@ -69,6 +69,10 @@ void add_scenario_flags(CLI::App& cmd, ScenarioFlags& f, bool with_degrees, bool
                        "grouped | per_expert: a rank's routed experts in one grouped GEMM launch, or one launch per expert "
                        "(Transformer Engine's GroupedLinear: the host issues each, four share the SMs at a time; default "
                        "per_expert for the Megatron family and DeepSpeed, grouped elsewhere)");
+        cmd.add_option("--zero3-comm", f.zero3_comm,
+                       "bucketed | per_tensor: ZeRO-3's gathers and reduce-scatters a unit at a time at the links' rate (FSDP, "
+                       "DeepSpeed since mid-2021), or DeepSpeed 2021's collective per tensor at 21 GB/s a GPU at most; default "
+                       "per_tensor when the framework names DeepSpeed or Megatron-LM with a year up to 2021");
         cmd.add_option("--moe-imbalance", f.moe_imbalance,
                        "The busiest EP rank's routed tokens over the mean, 1 or more (default 1: balanced, as Megatron's "
                        "performance configs force it); its expert GEMMs, all-to-alls and expert activations set the pace");
@@ -112,6 +116,7 @@ Case resolve_base(const ScenarioFlags& f) {
     base.ep_comm_overlap = f.ep_comm_overlap;
     base.moe_dispatcher = f.moe_dispatcher;
     base.expert_gemms = f.expert_gemms;
+    base.zero3_comm = f.zero3_comm;
     base.moe_imbalance = f.moe_imbalance;
     base.moe_capacity_factor = f.moe_capacity_factor;
     base.dp = 1;  // degrees are the search's to choose: keep resolve_scenario from deriving them

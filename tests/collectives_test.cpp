@@ -137,3 +137,32 @@ TEST(Collectives, FlexDispatcherSendsATokenOncePerGpuAndPerDomain) {
     m.moe->group_topk = 0;
     EXPECT_NEAR(ep_traffic(m, l, one, f).time_s, 4.0 * 13.0 / 28.0 * 0.75 * unit / 360e9 + 3 * 2e-6, 1e-12);
 }
+
+// layout.zero3_comm per_tensor (comm.h): DeepSpeed 2021's ZeRO-3 moves each GPU's share at 21 GB/s at most,
+// whatever the links. 1 GB gathered over 16 ranks, 8 to a domain: the ring runs at min(360, 8 · 45) =
+// 360 GB/s, 15 · 6 µs + 15/16 · 1e9 / 360e9 = 2.694 ms; per tensor 15/16 · 1e9 / 21e9 = 44.643 ms. A link
+// slower than that engine keeps the link's time: one rank a domain at 10 GB/s, 15 · 6 µs + 93.75 ms.
+TEST(Collectives, PerTensorZero3MovesAtDeepSpeedsOwnRate) {
+    const GroupPlacement g{Axis::dp, 16, 1, 2, 8};
+    const Traffic ring = dp_gather_traffic(1e9, g, fabric());
+    EXPECT_NEAR(ring.time_s, 90e-6 + 0.9375e9 / 360e9, 1e-9);
+    const Traffic engine = per_tensor_zero3(ring);
+    EXPECT_NEAR(engine.time_s, 0.9375e9 / 21e9, 1e-9);
+    EXPECT_DOUBLE_EQ(engine.wire_bytes, ring.wire_bytes);  // the same bytes, more slowly
+    Fabric slow = fabric();
+    slow.out_Bps = 10e9;
+    const GroupPlacement spread{Axis::dp, 16, 8, 16, 1};
+    const Traffic nic = dp_gather_traffic(1e9, spread, slow);
+    EXPECT_NEAR(nic.time_s, 90e-6 + 0.9375e9 / 10e9, 1e-9);
+    EXPECT_DOUBLE_EQ(per_tensor_zero3(nic).time_s, nic.time_s);
+}
+
+// Which frameworks run ZeRO-3 per tensor: DeepSpeed, or Megatron-LM (whose ZeRO-3 runs were DeepSpeed's),
+// named with a year up to 2021; a later year, no year, FSDP and NeMo's recipes are bucketed.
+TEST(Collectives, PerTensorZero3IsDeepSpeedUpTo2021) {
+    for (const char* f : {"Megatron-LM (2021)", "DeepSpeed 0.3.16 (2021)", "Megatron-DeepSpeed 2020"})
+        EXPECT_EQ(framework_defaults(f).zero3_comm, Zero3Comm::per_tensor) << f;
+    for (const char* f : {"Megatron-LM (2022)", "DeepSpeed", "Megatron-DeepSpeed (BigScience, 2022)", "torchtitan",
+                          "Composer / llm-foundry (PyTorch FSDP)", "NeMo (2021)", "Megatron-LM r0.2021", ""})
+        EXPECT_EQ(framework_defaults(f).zero3_comm, Zero3Comm::bucketed) << f;
+}

@@ -7,6 +7,7 @@
 
 #include "helpers.h"
 #include "shardplan/calibrate.h"
+#include "shardplan/comm.h"
 #include "shardplan/constants.h"
 #include "shardplan/error.h"
 #include "shardplan/io.h"
@@ -274,4 +275,41 @@ TEST(Constants, OneTableDrivesReaderWriterFitAndDocs) {
     size_t rows = 0;
     for (size_t at = text.find("\n| `", begin); at != std::string::npos && at < end; at = text.find("\n| `", at + 1)) ++rows;
     EXPECT_EQ(rows, efficiency_constants().size()) << "docs/model.md lists constants the code does not have";
+}
+
+// layout.zero3_comm: JSON keeps it both ways, a case's framework brings its default, and a ZeRO-3 plan
+// under DeepSpeed 2021's per-tensor engine moves the same DP bytes at no more than 21 GB/s a GPU — every
+// call of its term: 3 a micro-batch, 2 · 175B · 2 B gathered and 2 B a gradient reduce-scattered.
+TEST(Io, Zero3CommRoundTripsAndPricesTheDpTerm) {
+    Layout l;
+    l.dp = 64;
+    l.zero = 3;
+    l.global_batch = 64;
+    l.seq_len = 2048;
+    l.precision = Precision::fp16;
+    for (Zero3Comm z : {Zero3Comm::bucketed, Zero3Comm::per_tensor}) {
+        l.zero3_comm = z;
+        EXPECT_EQ(layout_from_json(to_json(l)).zero3_comm, z);
+    }
+    EXPECT_EQ(layout_from_json(json{{"framework", "Megatron-LM (2021)"}}).zero3_comm, Zero3Comm::per_tensor);
+    EXPECT_EQ(layout_from_json(json{{"framework", "Megatron-LM (2021)"}, {"zero3_comm", "bucketed"}}).zero3_comm,
+              Zero3Comm::bucketed);
+    ClusterSpec c = preset_cluster("dgx-a100");
+    c.gpus = 64;
+    const ModelSpec m = preset_model("gpt3-175b");
+    auto dp_term = [&](Zero3Comm z) {
+        Layout x = l;
+        x.zero3_comm = z;
+        const Plan p = evaluate(m, c, x);
+        for (const CommTerm& t : p.comm)
+            if (t.axis == Axis::dp) return std::make_pair(t, p.time.step_s);
+        return std::make_pair(CommTerm{}, 0.0);
+    };
+    const auto [bucketed, bucketed_step] = dp_term(Zero3Comm::bucketed);
+    const auto [per_tensor, per_tensor_step] = dp_term(Zero3Comm::per_tensor);
+    EXPECT_EQ(per_tensor.calls_per_step, 3);
+    EXPECT_DOUBLE_EQ(per_tensor.bytes_per_step, bucketed.bytes_per_step);
+    EXPECT_GE(per_tensor.time_s, per_tensor.bytes_per_step / kPerTensorZero3_Bps * (1 - 1e-12));
+    EXPECT_GT(per_tensor.time_s, 2.0 * bucketed.time_s);  // 8 NICs of 25 GB/s a GPU's ring, not 21 GB/s
+    EXPECT_GT(per_tensor_step, bucketed_step);
 }

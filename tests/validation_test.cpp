@@ -77,7 +77,10 @@ TEST(Validation, PublishedRunsStayWithinTheReachedBounds) {
     const ValidationReport r = validate_cases(read_cases(read_json_file(kCalibration, "calibration"), "calibration"));
     const ValidationSummary& s = r.summary;
     EXPECT_GE(s.predicted, 320);
-    // reached in sample: 5.0 % / 17.2 %, ranking 80 %, since attention's speed follows the head dimension on
+    // reached in sample: 5.0 % / 16.9 %, ranking 85 %, since SC21's ZeRO-3 runs are priced as DeepSpeed's
+    // per-tensor engine ran them, FlashAttention-2 on A100 at its own share of peak and the unfused core as
+    // batched GEMMs over the whole square (held out 6.1 → 6.8 %, p90 22.6 → 20.9 %, ranking 75 → 95 %);
+    // 5.0 % / 17.2 %, ranking 80 %, since attention's speed follows the head dimension on
     // Hopper and Blackwell (FlashAttention-3 paper, Fig. 5, causal; held out 6.0 → 6.1 %, p90 23.5 → 22.6 %);
     // 4.9 % / 18.0 %, ranking 80 %, since a GEMM's time is its tiles' compute plus its
     // short side's overhead (not their product), and a rank's experts share their waves and, launched one
@@ -97,13 +100,14 @@ TEST(Validation, PublishedRunsStayWithinTheReachedBounds) {
     // 18.1 with only TP overlap as a layout setting, 5.9 / 18.8 with both overlaps as fitted shares, whose
     // fits sat at their bounds); the held-out figures, below, are the ones that matter (docs/validation.md).
     EXPECT_LE(s.median_abs_error, 0.051) << "median |error| of tokens/s per GPU";
-    EXPECT_LE(s.p90_abs_error, 0.175) << "90th percentile |error|";
-    // The same-job ranking in sample: 80 % of 20 pairs since reduce-scatter and all-gather are rings (one of
+    EXPECT_LE(s.p90_abs_error, 0.170) << "90th percentile |error|";
+    // The same-job ranking in sample: 85 % of 20 pairs since SC21's ZeRO-3 runs are priced (its other
+    // PTD-P / ZeRO-3 pair goes the measured way); 80 % since reduce-scatter and all-gather are rings (one of
     // SC21's PTD-P / ZeRO-3 pairs now goes the measured way); 75 % since the shared set (80 % before: one Megatron-Bridge
     // Llama 3.1 405B NVFP4 pair that differs only by container release, predicted 0.2 % apart, flips;
     // 65 % while the GB200 jobs filled 72-GPU racks in order and their EP groups crossed racks; held out it
     // is 75 %, below).
-    EXPECT_GE(s.ranking.share(), 0.80);
+    EXPECT_GE(s.ranking.share(), 0.85);
     // reached: 6 of 340 (1.8 %) since the shared set: Blackwell's reserve_gb, which only one source's runs
     // move, takes the shared 2.0 GB (5.3 GB fitted before), and the DeepSeek-V3 GB200 baseline fits.
     // 7 of 340 (2.1 %): torchtitan's compile + Float8 run fits since its expandable segments hold
@@ -124,7 +128,8 @@ TEST(Validation, PublishedRunsStayWithinTheReachedBounds) {
 }
 
 // vTrain's 1,440 single-node A100 runs were never fitted on: they test the ranking and the 80 % ranges
-// on unseen runs. Reached: 96 % of 46,421 same-job pairs ordered as measured; 90 % of the runs inside
+// on unseen runs. Reached: 97 % of 46,421 same-job pairs ordered as measured (96 % before the unfused core
+// was priced as batched GEMMs), 86 % of the runs inside their plan's range; before, 90 % of the runs inside
 // their plan's range, now that it carries the host launch cost's uncertainty (39 % without it, since the
 // A100 bands narrowed with the refit; 67 % before; 34 % while the bands were centred on each class's
 // held-out bias). Median 14.6 %, p90 27.2 % (15.1 %, 66.4 % with the host's cost fitted and added in full).
@@ -166,18 +171,18 @@ TEST(Validation, UltraScaleReservedMemoryStaysWithinTheReachedBound) {
 // BigScience's search for BLOOM's layout (examples/validation/bigscience_tr11_search.json, in the repository,
 // fitted on nowhere): 40 Megatron-DeepSpeed runs on up to 384 A100s of Jean Zay, whose nodes have four
 // Omni-Path 100 Gb/s links for eight GPUs (6.25 GB/s each, the BLOOM paper), as each case states. Reached:
-// throughput median 20.3 %, p90 35.2 %, ranking 79 % of 38 pairs (40.3 %, 58.8 % and 89 % with the A100
-// preset's 25 GB/s NIC), memory median 6.4 % of the device figure. Ampere's fitted NIC share sets it: at
-// the other end of its flat valley with `overlap_dp` (0.63 beside 0.08 rather than 0.30 beside 0.35) it
-// read 37.0 %, 52.9 %, 87 % (docs/validation.md, "DeepSpeed's BF16 optimizer").
+// throughput median 38.0 %, p90 54.2 %, ranking 89 % of 38 pairs (41.4 % with the A100 preset's 25 GB/s
+// NIC), memory median 6.4 % of the device figure, since SC21's ZeRO-3 runs are priced and Ampere's NIC
+// share left its 0.30 floor for 0.76 (20.3 %, 35.2 %, 79 % at the floor, which slowed these runs by a
+// share no NIC delivers; docs/validation.md, "DeepSpeed's BF16 optimizer").
 TEST(Validation, BigScienceLayoutSearchStaysWithinTheReachedBounds) {
     const std::string file = std::string(SHARDPLAN_SOURCE_DIR) + "/examples/validation/bigscience_tr11_search.json";
     const CaseList cases = read_cases(read_json_file(file, "bigscience"), "bigscience");
     const ValidationReport r = validate_cases(cases);
     ASSERT_EQ(r.summary.predicted, 40);
-    EXPECT_LE(r.summary.median_abs_error, 0.22);
-    EXPECT_LE(r.summary.p90_abs_error, 0.37);
-    EXPECT_GE(r.summary.ranking.share(), 0.78);
+    EXPECT_LE(r.summary.median_abs_error, 0.39);
+    EXPECT_LE(r.summary.p90_abs_error, 0.55);
+    EXPECT_GE(r.summary.ranking.share(), 0.88);
     EXPECT_LE(r.summary.memory.median_abs_error, 0.07);
     // The network is the case's: with the preset's four times faster NIC the same runs come out faster.
     CaseList preset = cases;
@@ -313,7 +318,11 @@ TEST(Validation, RankingCountsSameJobPairsMoreThanFivePercentApart) {
 }
 
 // The headline figure: each source of calibration.json predicted with constants fitted on the others.
-// Reached: median 6.1 %, p90 22.6 %, ranking 75 % of 20, since attention's speed follows the head dimension
+// Reached: median 6.8 %, p90 20.9 %, ranking 95 % of 20, since SC21's ZeRO-3 runs are priced as DeepSpeed's
+// per-tensor ZeRO-3 of 2021 (layout.zero3_comm), FlashAttention-2 on A100 is read at its own share of peak
+// (attn_gpu) and the unfused core as batched GEMMs over the whole square: alone, the ZeRO-3 price had left
+// A100's attention to torchtitan's three runs when MosaicML was held out (8.1 %, 23.6 %, 85 %); 6.1 %, 22.6 %,
+// 75 %, since attention's speed follows the head dimension
 // on Hopper and Blackwell; 6.0 %, 23.5 %, since a GEMM's time is its tiles' compute plus its
 // short side's overhead, a rank's expert GEMMs share the SMs' waves, and Transformer Engine's one launch per
 // expert is the host's to issue (layout.expert_gemms), where the product of roll-off and tiles and one
@@ -341,9 +350,9 @@ TEST(Validation, RankingCountsSameJobPairsMoreThanFivePercentApart) {
 TEST(Validation, LeaveOneSourceOutStaysWithinTheReachedBounds) {
     SHARDPLAN_REQUIRE_SHARED(kCalibration);
     const LeaveOneSourceOut l = leave_one_source_out(read_cases(read_json_file(kCalibration, "calibration"), "calibration").cases);
-    EXPECT_LE(l.throughput.median_abs_error, 0.063);
-    EXPECT_LE(l.throughput.p90_abs_error, 0.228);
-    EXPECT_GE(l.ranking.share(), 0.75);
+    EXPECT_LE(l.throughput.median_abs_error, 0.069);
+    EXPECT_LE(l.throughput.p90_abs_error, 0.210);
+    EXPECT_GE(l.ranking.share(), 0.95);
 }
 
 // Leave one source out: runs of three sources generated by one cluster's profile. Each source is predicted

@@ -54,5 +54,15 @@ Traffic pp_traffic(const ModelSpec& m, const Layout& l, const GroupPlacement& g,
 Traffic dp_reduce_traffic(double grad_bytes, int zero, const GroupPlacement& g, const Fabric& f);
 /// DP: parameter all-gather of `param_bytes` (ZeRO-1/2 once per step, ZeRO-3 per micro-batch, twice).
 Traffic dp_gather_traffic(double param_bytes, const GroupPlacement& g, const Fabric& f);
+/// What one GPU's ZeRO-3 collectives reach under DeepSpeed's per-tensor engine (through v0.3.x, 2021):
+/// 21 GB/s, whatever the links. DeepSpeed issue #1174 (v0.3.16, one p4d node of 8 A100 on NVSwitch):
+/// ZeRO-3's forward took 480 ms against ZeRO-2's 60 ms for a 5.1B model, its 10.2 GB of fp16 weights
+/// gathered (7/8 of them received) in the 420 ms between: 8.9 GB / 0.42 s ≈ 21 GB/s. Each parameter was
+/// gathered by a collective of its own, each all-gather synchronised the device and its output copied
+/// after it (PR #1188, which reworked that path in June 2021).
+inline constexpr double kPerTensorZero3_Bps = 21e9;
+/// A ZeRO-3 collective under that engine: the slower of the links' time and its wire bytes at
+/// kPerTensorZero3_Bps (layout.zero3_comm per_tensor).
+Traffic per_tensor_zero3(Traffic t);
 
 }  // namespace shardplan

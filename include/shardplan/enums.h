@@ -24,8 +24,8 @@ enum class GradDtype { bf16, fp32 };
 /// flash-attn package, PyTorch SDPA's flash backend, Triton kernels); fused: a fused attention written for
 /// Hopper and later (cuDNN fused attention through Transformer Engine, FlashAttention-3), about 1.6 ×
 /// FlashAttention-2's speed there (Efficiency::attn_fused). Both keep only their output and log-sum-exp;
-/// unfused (2022-era Megatron, BLOOM) stores the softmax of the s × s scores (and its dropout mask and
-/// output when dropout is on).
+/// unfused (2022-era Megatron, BLOOM) runs its two products as batched GEMMs over the whole s × s square
+/// and stores the softmax of the scores (and its dropout mask and output when dropout is on).
 enum class AttentionKernel { flash, fused, unfused };
 /// How MoE tokens reach their experts' GPUs and come back. alltoall: NCCL all-to-all of the permuted
 /// tokens (Megatron's --moe-token-dispatcher-type alltoall), one copy per (token, expert), at a share of
@@ -40,6 +40,11 @@ enum class Dispatcher { alltoall, deepep, hybridep };
 /// Megatron's --moe-grouped-gemm uses, issues one cuBLAS GEMM per expert round-robin over four streams),
 /// each launch the host's to issue and four sharing the waves at a time. docs/model.md §4.
 enum class ExpertGemms { grouped, per_expert };
+/// How ZeRO-3's gathers and reduce-scatters run. bucketed: a unit's (a block's) parameters in one
+/// collective, prefetched, at what the links carry (PyTorch FSDP, DeepSpeed since mid-2021); per_tensor:
+/// DeepSpeed's ZeRO-3 through v0.3.x (2021), each parameter by a collective of its own that synchronises
+/// the device, at most kPerTensorZero3_Bps a GPU whatever the links (comm.h). docs/model.md §5.2.
+enum class Zero3Comm { bucketed, per_tensor };
 /// How the framework runs the pointwise work around the GEMMs: fused kernels (Megatron-Core and Transformer
 /// Engine: SwiGLU in one kernel, vocab-parallel cross-entropy in place) or eager PyTorch ops, one autograd
 /// node each (torchtitan's and nanotron's Llama: the activation's output kept beside its inputs; the loss
@@ -168,6 +173,10 @@ template <> struct EnumNames<Dispatcher> {
 template <> struct EnumNames<ExpertGemms> {
     static constexpr std::array<std::pair<ExpertGemms, std::string_view>, 2> table{{
         {ExpertGemms::grouped, "grouped"}, {ExpertGemms::per_expert, "per_expert"}}};
+};
+template <> struct EnumNames<Zero3Comm> {
+    static constexpr std::array<std::pair<Zero3Comm, std::string_view>, 2> table{{
+        {Zero3Comm::bucketed, "bucketed"}, {Zero3Comm::per_tensor, "per_tensor"}}};
 };
 template <> struct EnumNames<RecomputeModule> {
     static constexpr std::array<std::pair<RecomputeModule, std::string_view>, 9> table{{

@@ -24,7 +24,8 @@ struct Efficiency {
     double gemm_4 = 0.55;          // large nvfp4 GEMMs, fraction of the 4-bit dense peak
     double gemm_half_dim = 256;    // GEMM dimension at which a GEMM reaches half its large-size efficiency
     double moe = 0.60;             // routed-expert grouped GEMMs + token dispatch, relative to dense GEMMs
-    double attn = 0.55;            // FlashAttention-2 at long context, fraction of the 16-bit peak
+    double attn = 0.55;            // FlashAttention-2 at long context on H100, fraction of the 16-bit peak
+    double attn_gpu = 1.0;         // FlashAttention-2's share of this GPU's peak over its share of H100's
     double attn_fused = 1.0;       // fused attention (cuDNN, FlashAttention-3) relative to FlashAttention-2
     double attn_half_seq = 500;    // keys per query row at which attention reaches half of `attn` (causal)
     double hbm = 0.80;             // achieved fraction of HBM bandwidth for memory-bound kernels

@@ -70,6 +70,9 @@ struct Layout {
     /// How a rank's routed experts run their GEMMs (enums.h): in one grouped launch, or one launch per
     /// expert (Transformer Engine), whose launches the host issues one by one.
     ExpertGemms expert_gemms = ExpertGemms::grouped;
+    /// How ZeRO-3 moves parameters and gradients (enums.h): a unit at a time at the links' rate, or
+    /// DeepSpeed 2021's per-tensor collectives at their own. Takes effect with zero 3.
+    Zero3Comm zero3_comm = Zero3Comm::bucketed;
     /// Dropless routing's load imbalance: the routed tokens of the busiest EP rank over the mean, 1
     /// (balanced: Megatron's performance configs force it, moe_router_force_load_balancing) or more; ep
     /// at most takes effect (every token on one rank). Every rank waits for the busiest in the
@@ -146,6 +149,9 @@ uint32_t op_level_selective_modules();
 /// MoE tokens go by DeepEP under DeepSeek's HAI-LLM, by NCCL's all-to-all elsewhere. A rank's experts run
 /// one GEMM launch each under the Megatron family (Transformer Engine's GroupedLinear) and DeepSpeed (its
 /// Experts' loop), one grouped launch elsewhere.
+/// ZeRO-3 runs DeepSpeed's per-tensor collectives where the framework names DeepSpeed, or Megatron-LM
+/// (which had no ZeRO-3 of its own: such runs were DeepSpeed's, as SC21's comparison was), with a year up
+/// to 2021; FSDP's and later DeepSpeed's bucketed ones otherwise.
 /// Everything else: an even split, the framework's own gradient buffer, TP traffic exposed.
 struct FrameworkDefaults {
     Kernels kernels = Kernels::fused;
@@ -160,6 +166,7 @@ struct FrameworkDefaults {
     GradDtype grad_dtype = GradDtype::bf16;
     Dispatcher moe_dispatcher = Dispatcher::alltoall;
     ExpertGemms expert_gemms = ExpertGemms::grouped;
+    Zero3Comm zero3_comm = Zero3Comm::bucketed;
 };
 /// `generation`: the GPU's (GpuSpec::generation), where a recipe differs by GPU; "" when not known.
 /// `precision`: the layout's, where a default differs with it (the gradient dtype).

@@ -120,4 +120,9 @@ Traffic dp_gather_traffic(double param_bytes, const GroupPlacement& g, const Fab
     return make(Collective::all_gather, "all-gather", param_bytes, g, f);
 }
 
+Traffic per_tensor_zero3(Traffic t) {
+    t.time_s = std::max(t.time_s, t.wire_bytes / kPerTensorZero3_Bps);
+    return t;
+}
+
 }  // namespace shardplan

@@ -16,6 +16,7 @@ namespace shardplan {
 namespace {
 
 constexpr double kAttnBwdFactor = 2.5;  // flash-attention backward ≈ 2.5 × its forward (recomputes scores)
+constexpr double kUnfusedAttnBwdFactor = 2.0;  // the unfused core's: 4 GEMMs (dV, dP, dQ, dK) of its forward's 2 shapes
 constexpr double kElemBytes = 2.0;      // bf16 activations
 
 struct Gemms {
@@ -219,8 +220,8 @@ LayerWork layer_work(const ModelSpec& m, const ClusterSpec& c, const Layout& l, 
     const double b = static_cast<double>(l.micro_batch);
     const double qo_width = static_cast<double>(q_width(m) + attn_out_width(m));  // a·(d_qk + d_v)
     const double attn_flops = b * s * s * qo_width / (tp * static_cast<double>(l.cp));
-    // FlashAttention-2's efficiency; a fused Hopper-native kernel (cuDNN, FlashAttention-3) runs attn_fused ×
-    // faster; the unfused core's GEMMs as flash, with its scores' HBM traffic (below) on top.
+    // FlashAttention-2's efficiency on H100 (attn), times its share of peak on this GPU over H100's
+    // (attn_gpu); a fused Hopper-native kernel (cuDNN, FlashAttention-3) runs attn_fused × faster.
     const double kernel = l.attention_kernel == AttentionKernel::fused ? c.gpu.eff.attn_fused : 1.0;
     // The head dimension both products run over on average (MLA: the query-key and the value dimensions).
     const double head_dim = qo_width / (2.0 * static_cast<double>(m.heads));
@@ -228,15 +229,26 @@ LayerWork layer_work(const ModelSpec& m, const ClusterSpec& c, const Layout& l, 
     // (the A100 runs at head dimension 64 and long sequences, MosaicML's, show no such loss).
     const bool measured = c.gpu.generation == "hopper" || c.gpu.generation == "blackwell";
     const double f_d = measured ? attention_head_dim_factor(l.attention_kernel, head_dim) : 1.0;
-    const double attn_eta = std::clamp(c.gpu.eff.attn * kernel * f_d * s / (s + c.gpu.eff.attn_half_seq), 1e-3, 0.95);
-    const double attn_fwd_s = attn_flops / (c.gpu.peak_16_flops * attn_eta);
+    const double attn_eta = std::clamp(c.gpu.eff.attn * c.gpu.eff.attn_gpu * kernel * f_d * s / (s + c.gpu.eff.attn_half_seq),
+                                       1e-3, 0.95);
+    double attn_fwd_s = attn_flops / (c.gpu.peak_16_flops * attn_eta);
     if (l.attention_kernel == AttentionKernel::unfused) {
-        // The unfused core (Megatron's baddbmm, scale-mask-softmax, dropout, bmm) passes the b·a·s²
-        // scores through HBM between its two GEMMs: the softmax reads and writes them, dropout reads and
-        // writes them and writes its 1-byte mask (FlashAttention, Dao et al. 2022 §2.2: standard
-        // attention's Θ(N²) HBM accesses, where flash keeps them on chip). The GEMMs themselves are
-        // priced as flash's (docs/model.md §4).
-        const double scores = b * s * s * static_cast<double>(m.heads) / (tp * static_cast<double>(l.cp));
+        // The unfused core (Megatron's baddbmm, scale-mask-softmax, dropout, bmm). Its two products are
+        // cuBLAS batched GEMMs, one per head of the micro-batch, over the whole s × s square: the causal mask
+        // is applied to the scores after the first, so no block is skipped (flash skips the masked half).
+        // Priced as GEMMs of their shapes, all heads filling the SMs' waves together.
+        Gemms core;
+        const double heads = b * static_cast<double>(m.heads) / tp;
+        const double queries = s / static_cast<double>(l.cp);
+        const double d_qk = static_cast<double>(q_width(m)) / static_cast<double>(m.heads);
+        const double d_v = static_cast<double>(attn_out_width(m)) / static_cast<double>(m.heads);
+        add_gemm(core, c, Precision::bf16, queries, s, d_qk, heads, 1.0, heads);
+        add_gemm(core, c, Precision::bf16, queries, d_v, s, heads, 1.0, heads);
+        attn_fwd_s = core.time_s;
+        // Between them the b·a·s² scores pass through HBM: the softmax reads and writes them, dropout
+        // reads and writes them and writes its 1-byte mask (FlashAttention, Dao et al. 2022 §2.2: standard
+        // attention's Θ(N²) HBM accesses, where flash keeps them on chip).
+        const double scores = heads * queries * s;
         const double passes = 2.0 + (l.dropout ? 2.5 : 0.0);  // elements read + written per score
         x.act_elems += scores * passes;
         if (recomputes(l, RecomputeModule::core_attn)) x.replay_elems += scores * passes;
@@ -273,7 +285,8 @@ LayerWork layer_work(const ModelSpec& m, const ClusterSpec& c, const Layout& l, 
                                       accumulated_params(held.expert, static_cast<double>(expert_dp(l)), l),
                                   c, l);
     w.wgrad_s = g.time_s + w.grad_accum_s;
-    w.bwd_s = with_host_s(2.0 * g.time_s + kAttnBwdFactor * attn_fwd_s + 2.0 * elem_s,
+    const double attn_bwd = l.attention_kernel == AttentionKernel::unfused ? kUnfusedAttnBwdFactor : kAttnBwdFactor;
+    w.bwd_s = with_host_s(2.0 * g.time_s + attn_bwd * attn_fwd_s + 2.0 * elem_s,
                           2.0 * overhead / 3.0 + 4.0 * x.expert_launches * launch_s) +
               w.grad_accum_s;
     w.model_flops = 3.0 * (g.flops + attn_flops);

@@ -56,13 +56,18 @@ const std::vector<Constant>& efficiency_constants() {
         {"moe", &Efficiency::moe, "moe", S::one, "fraction", 0.01, 1, 0.10, 1.0, true,
          "routed-expert grouped GEMMs and token permutation, relative to dense GEMMs", kFitted},
         {"attn", &Efficiency::attn, "attn", S::one, "fraction", 0.01, 1, 0.10, 0.90, true,
-         "FlashAttention-2 at long context, share of the 16-bit peak",
-         "FlashAttention-2 reaches 0.5-0.7 of A100 peak and 0.35-0.4 of H100's forward (FlashAttention-2 and -3 "
-         "papers); fitted"},
+         "FlashAttention-2 at long context on H100, share of the 16-bit peak (other GPUs: times attn_gpu)",
+         "FlashAttention-2 reaches 0.35-0.4 of H100's peak forward (FlashAttention-3 paper); fitted per generation, "
+         "where its runs of two sources or more move it"},
         {"attn_fused", &Efficiency::attn_fused, "attn_fused", S::one, "ratio", 0.1, 10, 1.0, 2.0, false,
          "fused attention (cuDNN, FlashAttention-3) relative to FlashAttention-2",
          "H100: 1.6-1.75 × forward, 1.5-1.75 × backward at head dim 128 (FlashAttention-3 paper, Fig. 5-7): 1.6 on "
          "Hopper and Blackwell, 1 elsewhere"},
+        {"attn_gpu", &Efficiency::attn_gpu, "attn_gpu", S::one, "ratio", 0.1, 10, 1.0, 2.0, false,
+         "FlashAttention-2's share of this GPU's 16-bit peak over its share of H100's",
+         "FlashAttention-2 reaches 0.5-0.7 of A100's peak (FlashAttention-2 paper, Dao 2023) and 0.35-0.4 of H100's "
+         "(FlashAttention-3 paper, Shah et al. 2024): 1.6 on Ampere (the middles' ratio), 1 elsewhere (no other "
+         "measurement)"},
         {"attn_half_seq", &Efficiency::attn_half_seq, "attn_half_seq", S::one, "keys", 0, 1e8, 270, 600, false,
          "keys per query row at which causal attention reaches half of attn",
          "FlashAttention-3 paper (Shah et al. 2024) Fig. 5-6, H100, head dim 128, 512-16k keys: A·s/(s + h) fits each "

@@ -56,18 +56,22 @@ bool recomputes(const Layout& l, RecomputeModule module) {
 }
 
 namespace {
-/// Whether `f` names a year from 2017 to 2022 as a number of its own ("Megatron-LM (2022)"; not
-/// "r0.2022" or "20221").
-bool names_year_before_2023(const std::string& f) {
+/// The year from 2017 to 2040 that `f` names as a number of its own ("Megatron-LM (2022)"; not "r0.2022" or
+/// "20221"), or 0 when none.
+int named_year(const std::string& f) {
     auto digit = [&](size_t i) { return i < f.size() && std::isdigit(static_cast<unsigned char>(f[i])) != 0; };
     for (size_t i = 0; i + 4 <= f.size(); ++i) {
         if (i > 0 && (digit(i - 1) || f[i - 1] == '.')) continue;
         if (digit(i + 4) || !digit(i) || !digit(i + 1) || !digit(i + 2) || !digit(i + 3)) continue;
         int year = 0;
         for (size_t k = i; k < i + 4; ++k) year = 10 * year + (f[k] - '0');
-        if (year >= 2017 && year <= 2022) return true;
+        if (year >= 2017 && year <= 2040) return year;
     }
-    return false;
+    return 0;
+}
+bool names_year_up_to(const std::string& f, int last) {
+    const int year = named_year(f);
+    return year != 0 && year <= last;
 }
 }  // namespace
 
@@ -83,7 +87,7 @@ FrameworkDefaults framework_defaults(const std::string& framework, const std::st
     // Megatron-DeepSpeed runs unless told (its --use-flash-attn-v1/-v2/-triton are store_true flags,
     // megatron/arguments.py), and all Megatron-LM had before FlashAttention reached it in 2023
     // (--use-flash-attn): Korthikanti et al. 2022 and BLOOM stored the scores.
-    if (family == "megatron" && (deepspeed || names_year_before_2023(f))) d.attention = AttentionKernel::unfused;
+    if (family == "megatron" && (deepspeed || names_year_up_to(f, 2022))) d.attention = AttentionKernel::unfused;
     // Who adds each micro-batch's 16-bit gradients to fp32 buffers in a pass of its own: nanotron's
     // FP32GradientAccumulator (optim/gradient_accumulator.py), torchtitan through PyTorch's AccumulateGrad
     // and FSDP2, DeepSpeed's BF16 optimizer (below). Megatron fuses the addition into the weight-gradient
@@ -134,6 +138,10 @@ FrameworkDefaults framework_defaults(const std::string& framework, const std::st
     const bool megatron_lm = family == "megatron" && !recipe;
     if (torchtitan || ((megatron_lm || deepspeed) && precision != Precision::fp16))
         d.grad_dtype = GradDtype::fp32;
+    // ZeRO-3 by DeepSpeed's per-tensor path (stage3.py through v0.3.x; DeepSpeed #1174, PR #1188). Megatron-LM
+    // had no ZeRO-3 of its own (its distributed optimizer, ZeRO-1, came in 2022): a ZeRO-3 run under a
+    // Megatron-LM of 2021 ran DeepSpeed's, as SC21's comparison with ZeRO-3 did.
+    if ((deepspeed || megatron_lm) && names_year_up_to(f, 2021)) d.zero3_comm = Zero3Comm::per_tensor;
     return d;
 }
 
@@ -150,6 +158,7 @@ void apply_framework_defaults(const FrameworkDefaults& fw, Layout& l) {
     l.grad_dtype = fw.grad_dtype;
     l.moe_dispatcher = fw.moe_dispatcher;
     l.expert_gemms = fw.expert_gemms;
+    l.zero3_comm = fw.zero3_comm;
 }
 
 double moe_load_factor(const Layout& l) {

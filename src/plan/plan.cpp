@@ -301,8 +301,11 @@ void add_dp_terms(const Layout& l, const StageParams& owned, int64_t units, cons
             t.time_s *= u;
             return t;
         };
-        const Traffic red = per_unit(dp_reduce_traffic(part.params * gbytes / u, l.zero, g, fabric));
-        const Traffic gat = per_unit(dp_gather_traffic(part.params * 2.0 / u, g, fabric));
+        // ZeRO-3's per-tensor collectives (DeepSpeed through 2021) move at most per_tensor_zero3_Bps a GPU.
+        const bool per_tensor = l.zero >= 3 && l.zero3_comm == Zero3Comm::per_tensor;
+        auto engine = [per_tensor](Traffic t) { return per_tensor ? per_tensor_zero3(t) : t; };
+        const Traffic red = engine(per_unit(dp_reduce_traffic(part.params * gbytes / u, l.zero, g, fabric)));
+        const Traffic gat = engine(per_unit(dp_gather_traffic(part.params * 2.0 / u, g, fabric)));
         // One term per part: the reduction's group and tier, the calls, bytes, time and exposure of all it moves.
         CommTerm t = term(Axis::dp, red, g, 1, 0);
         double calls = 1, bytes = red.wire_bytes, time_s = red.time_s, exposed_s = 0;
