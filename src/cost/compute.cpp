@@ -52,6 +52,19 @@ constexpr double kTile = 128.0;  // output tile edge of the large bf16/fp8 GEMM 
 
 double mlp_width(const ModelSpec& m, double ffn) { return m.mlp == MlpKind::swiglu ? 2.0 * ffn : ffn; }
 
+// The unfused core's two products (Megatron's baddbmm for Q·Kᵀ, bmm for the probabilities times V): cuBLAS
+// batched GEMMs, one per head of the micro-batch, over the whole s × s square — the causal mask is applied
+// to the scores after the first, so no block is skipped (flash skips the masked half). Priced as GEMMs of
+// their shapes, the `heads` filling the SMs' waves together; forward time.
+double unfused_core_s(const ModelSpec& m, const ClusterSpec& c, double heads, double queries, double keys) {
+    Gemms core;
+    const double d_qk = static_cast<double>(q_width(m)) / static_cast<double>(m.heads);
+    const double d_v = static_cast<double>(attn_out_width(m)) / static_cast<double>(m.heads);
+    add_gemm(core, c, Precision::bf16, queries, keys, d_qk, heads, 1.0, heads);
+    add_gemm(core, c, Precision::bf16, queries, d_v, keys, heads, 1.0, heads);
+    return core.time_s;
+}
+
 }  // namespace
 
 double gemm_efficiency(const Efficiency& e, Precision p, double M, double N, double K, int64_t sms, double groups) {
@@ -231,21 +244,11 @@ LayerWork layer_work(const ModelSpec& m, const ClusterSpec& c, const Layout& l, 
     const double f_d = measured ? attention_head_dim_factor(l.attention_kernel, head_dim) : 1.0;
     const double attn_eta = std::clamp(c.gpu.eff.attn * c.gpu.eff.attn_gpu * kernel * f_d * s / (s + c.gpu.eff.attn_half_seq),
                                        1e-3, 0.95);
-    double attn_fwd_s = attn_flops / (c.gpu.peak_16_flops * attn_eta);
-    if (l.attention_kernel == AttentionKernel::unfused) {
-        // The unfused core (Megatron's baddbmm, scale-mask-softmax, dropout, bmm). Its two products are
-        // cuBLAS batched GEMMs, one per head of the micro-batch, over the whole s × s square: the causal mask
-        // is applied to the scores after the first, so no block is skipped (flash skips the masked half).
-        // Priced as GEMMs of their shapes, all heads filling the SMs' waves together.
-        Gemms core;
-        const double heads = b * static_cast<double>(m.heads) / tp;
-        const double queries = s / static_cast<double>(l.cp);
-        const double d_qk = static_cast<double>(q_width(m)) / static_cast<double>(m.heads);
-        const double d_v = static_cast<double>(attn_out_width(m)) / static_cast<double>(m.heads);
-        add_gemm(core, c, Precision::bf16, queries, s, d_qk, heads, 1.0, heads);
-        add_gemm(core, c, Precision::bf16, queries, d_v, s, heads, 1.0, heads);
-        attn_fwd_s = core.time_s;
-        // Between them the b·a·s² scores pass through HBM: the softmax reads and writes them, dropout
+    const bool unfused = l.attention_kernel == AttentionKernel::unfused;
+    const double heads = b * static_cast<double>(m.heads) / tp, queries = s / static_cast<double>(l.cp);
+    const double attn_fwd_s = unfused ? unfused_core_s(m, c, heads, queries, s) : attn_flops / (c.gpu.peak_16_flops * attn_eta);
+    if (unfused) {
+        // Between its two products the b·a·s² scores pass through HBM: the softmax reads and writes them, dropout
         // reads and writes them and writes its 1-byte mask (FlashAttention, Dao et al. 2022 §2.2: standard
         // attention's Θ(N²) HBM accesses, where flash keeps them on chip).
         const double scores = heads * queries * s;
@@ -285,7 +288,7 @@ LayerWork layer_work(const ModelSpec& m, const ClusterSpec& c, const Layout& l, 
                                       accumulated_params(held.expert, static_cast<double>(expert_dp(l)), l),
                                   c, l);
     w.wgrad_s = g.time_s + w.grad_accum_s;
-    const double attn_bwd = l.attention_kernel == AttentionKernel::unfused ? kUnfusedAttnBwdFactor : kAttnBwdFactor;
+    const double attn_bwd = unfused ? kUnfusedAttnBwdFactor : kAttnBwdFactor;
     w.bwd_s = with_host_s(2.0 * g.time_s + attn_bwd * attn_fwd_s + 2.0 * elem_s,
                           2.0 * overhead / 3.0 + 4.0 * x.expert_launches * launch_s) +
               w.grad_accum_s;
