@@ -344,21 +344,28 @@ TEST(Compute, GemmEfficiencyAddsTheShortSideToTheTiles) {
 }
 
 // The host's launch cost h per layer and micro-batch (1/3 forward, 2/3 backward) shows as h²/(h + g)
-// beside a pass of GPU time g (docs/model.md §4). Forward with h = 3 ms: h/3 = 1 ms beside g, so
-// fwd = g + 1e-3²/(1e-3 + g). A 1-token layer (g ≈ 0) takes the whole millisecond; Llama 3 70B at 8k
-// tokens (g ≈ 0.1 s) keeps ≈ 1e-6/0.1 = 10 µs of it. Backward alike with 2 ms.
+// beside a pass of GPU time g (docs/model.md §4). Eager ops take layer_overhead, 3 ms: forward h/3 = 1 ms
+// beside g, so fwd = g + 1e-3²/(1e-3 + g). Fused kernels (the default layout's) take fused_host_share of
+// it, 0.73 · 3 ms = 2.19 ms: forward 0.73 ms, fwd = g + 0.73e-3²/(0.73e-3 + g); backward 1.46 ms. A
+// 1-token layer (g ≈ 0) takes the whole share; Llama 3 70B at 8k tokens (g ≈ 0.1 s) keeps ≈ 0.53e-6/0.1
+// ≈ 5 µs of it.
 TEST(Compute, HostLaunchCostShowsInFullOnTinyLayersAndFadesOnLargeOnes) {
     ClusterSpec c = preset_cluster("dgx-h100");
     ASSERT_DOUBLE_EQ(c.gpu.eff.layer_overhead_s, 3e-3);
+    ASSERT_DOUBLE_EQ(c.gpu.eff.fused_host_share, 0.73);
     ClusterSpec bare = c;
     bare.gpu.eff.layer_overhead_s = 0;
     for (const auto& [model, seq] : {std::pair{"llama3-70b", int64_t{8192}}, std::pair{"llama3-8b", int64_t{1}}}) {
         const ModelSpec m = preset_model(model);
         Layout l;
         l.seq_len = seq;
-        const LayerWork with = layer_work(m, c, l, false), gpu = layer_work(m, bare, l, false);
-        EXPECT_NEAR(with.fwd_s, gpu.fwd_s + 1e-6 / (1e-3 + gpu.fwd_s), 1e-15) << model;
-        EXPECT_NEAR(with.bwd_s, gpu.bwd_s + 4e-6 / (2e-3 + gpu.bwd_s), 1e-15) << model;
+        for (const auto& [kernels, fwd_host] : {std::pair{Kernels::fused, 0.73e-3}, std::pair{Kernels::eager, 1e-3}}) {
+            l.kernels = kernels;
+            const LayerWork with = layer_work(m, c, l, false), gpu = layer_work(m, bare, l, false);
+            const double bwd_host = 2 * fwd_host;
+            EXPECT_NEAR(with.fwd_s, gpu.fwd_s + fwd_host * fwd_host / (fwd_host + gpu.fwd_s), 1e-15) << model;
+            EXPECT_NEAR(with.bwd_s, gpu.bwd_s + bwd_host * bwd_host / (bwd_host + gpu.bwd_s), 1e-15) << model;
+        }
     }
     Layout long_seq;
     long_seq.seq_len = 8192;
@@ -368,7 +375,9 @@ TEST(Compute, HostLaunchCostShowsInFullOnTinyLayersAndFadesOnLargeOnes) {
     EXPECT_LT(big.fwd_s - big_gpu.fwd_s, 0.05e-3);      // ... hides all but a few µs of the host's time
     Layout one;
     one.seq_len = 1;
-    EXPECT_GT(layer_work(preset_model("llama3-8b"), c, one, false).fwd_s, 0.99e-3);  // a tiny one waits on it all
+    EXPECT_GT(layer_work(preset_model("llama3-8b"), c, one, false).fwd_s, 0.99 * 0.73e-3);  // a tiny one waits on it all
+    one.kernels = Kernels::eager;
+    EXPECT_GT(layer_work(preset_model("llama3-8b"), c, one, false).fwd_s, 0.99e-3);  // and longer on eager ops
 }
 
 // Gradient accumulation as a pass of its own (grad_accumulation eager: nanotron, torchtitan, DeepSpeed's

@@ -34,7 +34,8 @@ struct Efficiency {
     double a2a = 0.60;             // all-to-all reaches this share of the tier's achieved bandwidth (many small flows)
     double overlap_dp = 0.80;      // share of DP traffic that the backward/forward compute can hide
     double overlap_cp = 0.80;      // share of CP ring traffic hidden under block attention
-    double layer_overhead_s = 3e-3;  // host time to issue a layer's kernels per micro-batch (fwd + bwd)
+    double layer_overhead_s = 3e-3;  // host time to issue a layer's kernels per micro-batch (fwd + bwd), eager ops
+    double fused_host_share = 0.73;  // share of it a layer of fused kernels (Kernels::fused) takes to issue
     double reserve_bytes = 4e9;    // CUDA context, NCCL buffers and allocator slack per GPU
     double fragmentation = 0.2;    // extra share of activation memory the classic caching allocator holds
 };

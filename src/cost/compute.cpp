@@ -266,13 +266,16 @@ LayerWork layer_work(const ModelSpec& m, const ClusterSpec& c, const Layout& l, 
 
     const double hbm = c.gpu.hbm_Bps * c.gpu.eff.hbm;
     const double elem_s = x.act_elems * kElemBytes / hbm;
-    const double overhead = c.gpu.eff.layer_overhead_s;
+    // The host's time to issue the layer: eager ops launch one kernel each; fused kernels take fewer launches.
+    const double overhead = c.gpu.eff.layer_overhead_s * (l.kernels == Kernels::fused ? c.gpu.eff.fused_host_share : 1.0);
     const Gemms& g = x.g;
 
     // The layer's parameters on this GPU, for the gradient accumulation pass.
     const StageParams held = layer_params_on_gpu(layer_params(m, moe_layer), l);
 
-    const double launch_s = overhead / kLayerKernels;  // host time of one more kernel launch
+    // Host time of one more kernel launch: an eager layer's share per kernel, fused or not (fused kernels are
+    // fewer launches, not cheaper ones).
+    const double launch_s = c.gpu.eff.layer_overhead_s / kLayerKernels;
 
     LayerWork w;
     const double fwd_gpu_s = g.time_s + attn_fwd_s + elem_s;

@@ -92,11 +92,17 @@ const std::vector<Constant>& efficiency_constants() {
          "share of CP ring traffic hidden under block attention",
          "ring attention overlaps each K/V step with the previous block's attention (Megatron-Core CP)"},
         {"layer_overhead_us", &Efficiency::layer_overhead_s, "layer_overhead_s", S::micro, "µs", 0, 1e6, 750, 3750, false,
-         "host time to issue one layer's kernels per micro-batch (forward + backward; shows in part, docs/model.md §4)",
+         "host time to issue one layer's kernels per micro-batch as eager PyTorch ops (forward + backward; shows in "
+         "part, docs/model.md §4)",
          "about 150 kernels a layer forward and backward (some 50 ops forward, twice that for autograd) at 5-25 µs "
-         "of CPU dispatch each in PyTorch: 0.75-3.75 ms; 3 ms, the floor of vTrain's smallest A100 layers "
-         "(3.6 ms per layer and micro-batch with full recompute); not fitted (calibration.json's layers are too "
-         "large to tell it apart from GEMM efficiency)"},
+         "of CPU dispatch each in PyTorch: 0.75-3.75 ms; 3 ms; not fitted (calibration.json's layers are too large "
+         "to tell it apart from GEMM efficiency)"},
+        {"fused_host_share", &Efficiency::fused_host_share, "fused_host_share", S::one, "fraction", 0, 1, 0.5, 1, false,
+         "share of layer_overhead a layer of fused kernels takes to issue (Megatron's and Transformer Engine's "
+         "fusions, torch.compile)",
+         "vTrain's smallest A100 layers (Megatron-DeepSpeed: apex layer norm, fused softmax, bias-GeLU and "
+         "bias-dropout-add; hidden 1,024, TP 1, PP 1, micro-batch 1, full recompute) never ran faster than 3.3 ms "
+         "a layer and micro-batch, which t_host = 2.2 ms meets: 0.73 of 3 ms; not fitted"},
         {"reserve_gb", &Efficiency::reserve_bytes, "reserve_bytes", S::giga, "GB", 0, 1e4, 0.5, 12, true,
          "CUDA context, NCCL buffers and allocator slack per GPU",
          "CUDA context 0.5-1 GB, NCCL buffers per communicator; fitted on measured memory"},

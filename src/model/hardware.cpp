@@ -122,40 +122,40 @@ Efficiency default_efficiency(const std::string& generation) {
     Efficiency e;
     // FITTED-BEGIN (tools/fit_defaults.py: shardplan calibrate calibration.json --per-generation)
     if (generation == "ampere") {  // 98 runs
-        e.gemm_16 = 0.7785;
+        e.gemm_16 = 0.7852;
         e.gemm_8 = 0.65;
         e.gemm_4 = 0.55;
-        e.gemm_half_dim = 146.8;
-        e.moe = 0.6909;
-        e.attn = 0.1911;
-        e.scale_out_bw = 0.7559;
-        e.overlap_dp = 0.6016;
-        e.a2a = 0.8576;
+        e.gemm_half_dim = 174.9;
+        e.moe = 0.6785;
+        e.attn = 0.1916;
+        e.scale_out_bw = 0.7442;
+        e.overlap_dp = 0.5912;
+        e.a2a = 0.8674;
         e.reserve_bytes = 2.01e+09;
     }
     if (generation == "blackwell") {  // 64 runs
-        e.gemm_16 = 0.6273;
-        e.gemm_8 = 0.717;
+        e.gemm_16 = 0.6425;
+        e.gemm_8 = 0.7269;
         e.gemm_4 = 0.76;
-        e.gemm_half_dim = 982.1;
-        e.moe = 0.7976;
-        e.attn = 0.1659;
-        e.scale_out_bw = 0.6439;
-        e.overlap_dp = 0.2465;
+        e.gemm_half_dim = 1011;
+        e.moe = 0.7951;
+        e.attn = 0.152;
+        e.scale_out_bw = 0.6399;
+        e.overlap_dp = 0.2502;
         e.a2a = 0.9999;
         e.reserve_bytes = 2.01e+09;
     }
     if (generation == "hopper") {  // 162 runs
-        e.gemm_16 = 0.6923;
-        e.gemm_8 = 0.6647;
+        e.gemm_16 = 0.6834;
+        e.gemm_8 = 0.6218;
         e.gemm_4 = 0.55;
-        e.gemm_half_dim = 491.2;
-        e.moe = 0.8066;
-        e.attn = 0.191;
-        e.scale_out_bw = 0.749;
-        e.overlap_dp = 0.6626;
-        e.a2a = 0.8459;
-        e.reserve_bytes = 2.321e+09;
+        e.gemm_half_dim = 477.5;
+        e.moe = 0.8184;
+        e.attn = 0.1951;
+        e.scale_out_bw = 0.7406;
+        e.overlap_dp = 0.8217;
+        e.a2a = 0.855;
+        e.reserve_bytes = 2.01e+09;
     }
     // FITTED-END
     // Hopper-native attention (cuDNN fused attention, FlashAttention-3) against FlashAttention-2 on H100,
