@@ -99,8 +99,9 @@ TEST(Validation, PublishedRunsStayWithinTheReachedBounds) {
     // classes (6.2 % / 21.4 % before; 6.4 /
     // 18.1 with only TP overlap as a layout setting, 5.9 / 18.8 with both overlaps as fitted shares, whose
     // fits sat at their bounds); the held-out figures, below, are the ones that matter (docs/validation.md).
-    // 4.9 % / 16.9 % since a layer of fused kernels takes 0.73 of the host's launch time (fused_host_share;
-    // 5.0 % / 16.9 % before).
+    // 5.0 % / 16.8 % since flash attention's backward is 2.9 × its forward (its FLOPs at 0.87 of the
+    // forward's speed, FlashAttention-3 paper); 4.9 % / 16.9 % since a layer of fused kernels takes 0.73
+    // of the host's launch time (fused_host_share; 5.0 % / 16.9 % before).
     EXPECT_LE(s.median_abs_error, 0.050) << "median |error| of tokens/s per GPU";
     EXPECT_LE(s.p90_abs_error, 0.170) << "90th percentile |error|";
     // The same-job ranking in sample: 85 % of 20 pairs since SC21's ZeRO-3 runs are priced (its other
@@ -131,7 +132,8 @@ TEST(Validation, PublishedRunsStayWithinTheReachedBounds) {
 
 // vTrain's 1,440 single-node A100 runs were never fitted on: they test the ranking and the 80 % ranges
 // on unseen runs. Reached: 97 % of 46,421 same-job pairs ordered as measured (96 % before the unfused core
-// was priced as batched GEMMs), 91 % of the runs inside their plan's range, median 7.4 %, p90 18.1 %, since
+// was priced as batched GEMMs), 91 % of the runs inside their plan's range, median 7.5 %, p90 18.1 % (7.4 %
+// before flash attention's backward was 2.9 × its forward), since
 // a layer of Megatron-DeepSpeed's fused kernels takes 0.73 of the host's launch time, the share that meets
 // these runs' own floor (15.6 %, 27.5 %, 86 % before: the floor had been read as 3 ms); before, 90 % of the runs inside
 // their plan's range, now that it carries the host launch cost's uncertainty (39 % without it, since the
@@ -176,8 +178,9 @@ TEST(Validation, UltraScaleReservedMemoryStaysWithinTheReachedBound) {
 // BigScience's search for BLOOM's layout (examples/validation/bigscience_tr11_search.json, in the repository,
 // fitted on nowhere): 40 Megatron-DeepSpeed runs on up to 384 A100s of Jean Zay, whose nodes have four
 // Omni-Path 100 Gb/s links for eight GPUs (6.25 GB/s each, the BLOOM paper), as each case states. Reached:
-// throughput median 38.2 %, p90 54.0 %, ranking 87 % of 38 pairs, memory median 6.4 % of the device figure,
-// since a layer of fused kernels takes 0.73 of the host's launch time (one pair flips); 38.0 %, 54.2 %, 89 %
+// throughput median 38.0 %, p90 53.8 %, ranking 87 % of 38 pairs, memory median 6.4 % of the device figure,
+// since flash attention's backward is 2.9 × its forward; 38.2 %, 54.0 %, 87 % since a layer of fused kernels
+// takes 0.73 of the host's launch time (one pair flips); 38.0 %, 54.2 %, 89 %
 // (41.4 % with the A100 preset's 25 GB/s NIC) since SC21's ZeRO-3 runs are priced and Ampere's NIC share
 // left its 0.30 floor for 0.76 (20.3 %, 35.2 %, 79 % at the floor, which slowed these runs by a
 // share no NIC delivers; docs/validation.md, "DeepSpeed's BF16 optimizer").
@@ -329,7 +332,9 @@ TEST(Validation, RankingCountsSameJobPairsMoreThanFivePercentApart) {
 }
 
 // The headline figure: each source of calibration.json predicted with constants fitted on the others.
-// Reached: median 6.6 %, p90 20.0 %, ranking 85 % of 20, since a layer of fused kernels takes 0.73 of the
+// Reached: median 6.6 %, p90 19.6 %, ranking 85 % of 20, since flash attention's backward is 2.9 × its
+// forward (2.5 × had taken it at the forward's speed; MosaicML 4.7 → 4.9 %, torchtitan 5.9 → 5.7 %); 6.6 %,
+// 20.0 %, 85 %, since a layer of fused kernels takes 0.73 of the
 // host's launch time (fused_host_share, from vTrain's floor; DGX Cloud 8.5 → 7.6 %, Megatron-Bridge 13.1 →
 // 11.3 %, SC21 7.7 → 4.5 %; two Megatron-Bridge Qwen3-30B pairs on 16 H100 flip, whose PP 2 run measured
 // half its prediction and had been ordered by a 4 % margin); 6.8 %, 20.9 %, 95 %, since SC21's ZeRO-3 runs are priced as DeepSpeed's
@@ -365,7 +370,7 @@ TEST(Validation, LeaveOneSourceOutStaysWithinTheReachedBounds) {
     SHARDPLAN_REQUIRE_SHARED(kCalibration);
     const LeaveOneSourceOut l = leave_one_source_out(read_cases(read_json_file(kCalibration, "calibration"), "calibration").cases);
     EXPECT_LE(l.throughput.median_abs_error, 0.067);
-    EXPECT_LE(l.throughput.p90_abs_error, 0.201);
+    EXPECT_LE(l.throughput.p90_abs_error, 0.197);
     EXPECT_GE(l.ranking.share(), 0.85);
 }
 

@@ -122,39 +122,39 @@ Efficiency default_efficiency(const std::string& generation) {
     Efficiency e;
     // FITTED-BEGIN (tools/fit_defaults.py: shardplan calibrate calibration.json --per-generation)
     if (generation == "ampere") {  // 98 runs
-        e.gemm_16 = 0.7852;
+        e.gemm_16 = 0.7827;
         e.gemm_8 = 0.65;
         e.gemm_4 = 0.55;
-        e.gemm_half_dim = 174.9;
-        e.moe = 0.6785;
-        e.attn = 0.1916;
-        e.scale_out_bw = 0.7442;
+        e.gemm_half_dim = 170.7;
+        e.moe = 0.6804;
+        e.attn = 0.2136;
+        e.scale_out_bw = 0.7438;
         e.overlap_dp = 0.5912;
-        e.a2a = 0.8674;
+        e.a2a = 0.8678;
         e.reserve_bytes = 2.01e+09;
     }
     if (generation == "blackwell") {  // 64 runs
-        e.gemm_16 = 0.6425;
-        e.gemm_8 = 0.7269;
+        e.gemm_16 = 0.6403;
+        e.gemm_8 = 0.7193;
         e.gemm_4 = 0.76;
-        e.gemm_half_dim = 1011;
-        e.moe = 0.7951;
-        e.attn = 0.152;
-        e.scale_out_bw = 0.6399;
-        e.overlap_dp = 0.2502;
+        e.gemm_half_dim = 991.9;
+        e.moe = 0.7956;
+        e.attn = 0.1698;
+        e.scale_out_bw = 0.6367;
+        e.overlap_dp = 0.2524;
         e.a2a = 0.9999;
         e.reserve_bytes = 2.01e+09;
     }
     if (generation == "hopper") {  // 162 runs
-        e.gemm_16 = 0.6834;
-        e.gemm_8 = 0.6218;
+        e.gemm_16 = 0.6844;
+        e.gemm_8 = 0.6224;
         e.gemm_4 = 0.55;
-        e.gemm_half_dim = 477.5;
-        e.moe = 0.8184;
-        e.attn = 0.1951;
-        e.scale_out_bw = 0.7406;
+        e.gemm_half_dim = 478.2;
+        e.moe = 0.8183;
+        e.attn = 0.2144;
+        e.scale_out_bw = 0.7404;
         e.overlap_dp = 0.8217;
-        e.a2a = 0.855;
+        e.a2a = 0.8549;
         e.reserve_bytes = 2.01e+09;
     }
     // FITTED-END
