@@ -15,7 +15,7 @@ namespace shardplan {
 
 namespace {
 
-constexpr double kAttnBwdFactor = 2.9;  // flash-attention backward: 2.5 × its forward FLOPs at 0.86 of its speed
+constexpr double kAttnBwdFactor = 2.9;  // flash-attention backward: 2.5 × its forward FLOPs at 0.87 of its speed
 constexpr double kUnfusedAttnBwdFactor = 2.0;  // the unfused core's: 4 GEMMs (dV, dP, dQ, dK) of its forward's 2 shapes
 constexpr double kElemBytes = 2.0;      // bf16 activations
 
