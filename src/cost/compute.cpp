@@ -52,19 +52,6 @@ constexpr double kTile = 128.0;  // output tile edge of the large bf16/fp8 GEMM 
 
 double mlp_width(const ModelSpec& m, double ffn) { return m.mlp == MlpKind::swiglu ? 2.0 * ffn : ffn; }
 
-// The unfused core's two products (Megatron's baddbmm for Q·Kᵀ, bmm for the probabilities times V): cuBLAS
-// batched GEMMs, one per head of the micro-batch, over the whole s × s square — the causal mask is applied
-// to the scores after the first, so no block is skipped (flash skips the masked half). Priced as GEMMs of
-// their shapes, the `heads` filling the SMs' waves together; forward time.
-double unfused_core_s(const ModelSpec& m, const ClusterSpec& c, double heads, double queries, double keys) {
-    Gemms core;
-    const double d_qk = static_cast<double>(q_width(m)) / static_cast<double>(m.heads);
-    const double d_v = static_cast<double>(attn_out_width(m)) / static_cast<double>(m.heads);
-    add_gemm(core, c, Precision::bf16, queries, keys, d_qk, heads, 1.0, heads);
-    add_gemm(core, c, Precision::bf16, queries, d_v, keys, heads, 1.0, heads);
-    return core.time_s;
-}
-
 }  // namespace
 
 double gemm_efficiency(const Efficiency& e, Precision p, double M, double N, double K, int64_t sms, double groups) {
@@ -104,6 +91,35 @@ double attention_head_dim_factor(AttentionKernel kernel, double head_dim) {
 }
 
 namespace {
+
+// Flash attention's forward time for `flops` of its causal products at `keys` keys per row:
+// FlashAttention-2's efficiency on H100 (attn), times its share of peak on this GPU over H100's (attn_gpu);
+// a fused Hopper-native kernel (cuDNN, FlashAttention-3) runs attn_fused × faster; its speed by head
+// dimension (the average of both products': MLA's query-key and value dimensions differ) as measured on
+// H100 and taken for Blackwell's kernels of the same libraries, none being measured elsewhere (the A100
+// runs at head dimension 64 and long sequences, MosaicML's, show no such loss).
+double flash_core_s(const ModelSpec& m, const ClusterSpec& c, AttentionKernel kernel, double flops, double keys) {
+    const double fused = kernel == AttentionKernel::fused ? c.gpu.eff.attn_fused : 1.0;
+    const double head_dim = static_cast<double>(q_width(m) + attn_out_width(m)) / (2.0 * static_cast<double>(m.heads));
+    const bool measured = c.gpu.generation == "hopper" || c.gpu.generation == "blackwell";
+    const double f_d = measured ? attention_head_dim_factor(kernel, head_dim) : 1.0;
+    const double eta = std::clamp(c.gpu.eff.attn * c.gpu.eff.attn_gpu * fused * f_d * keys / (keys + c.gpu.eff.attn_half_seq),
+                                  1e-3, 0.95);
+    return flops / (c.gpu.peak_16_flops * eta);
+}
+
+// The unfused core's two products (Megatron's baddbmm for Q·Kᵀ, bmm for the probabilities times V): cuBLAS
+// batched GEMMs, one per head of the micro-batch, over the whole s × s square — the causal mask is applied
+// to the scores after the first, so no block is skipped (flash skips the masked half). Priced as GEMMs of
+// their shapes, the `heads` filling the SMs' waves together; forward time.
+double unfused_core_s(const ModelSpec& m, const ClusterSpec& c, double heads, double queries, double keys) {
+    Gemms core;
+    const double d_qk = static_cast<double>(q_width(m)) / static_cast<double>(m.heads);
+    const double d_v = static_cast<double>(attn_out_width(m)) / static_cast<double>(m.heads);
+    add_gemm(core, c, Precision::bf16, queries, keys, d_qk, heads, 1.0, heads);
+    add_gemm(core, c, Precision::bf16, queries, d_v, keys, heads, 1.0, heads);
+    return core.time_s;
+}
 
 /// One layer's forward work as it accumulates: GEMMs, element-wise traffic, and what selective
 /// recomputation replays of them in the backward, module by module (RecomputeModule).
@@ -227,26 +243,15 @@ LayerWork layer_work(const ModelSpec& m, const ClusterSpec& c, const Layout& l, 
     const Precision p = l.precision;
     attention_projections(x);
 
-    // Attention core: causal, flash (scores never stored); fwd = b·s²·a·(d_qk + d_v)/(tp·cp), both
-    // products over all a query heads (GQA shares K and V, not the work).
+    // Attention core: its causal FLOPs fwd = b·s²·a·(d_qk + d_v)/(tp·cp), both products over all a query
+    // heads (GQA shares K and V, not the work); run by flash (scores never stored) or unfused (below).
     const double s = static_cast<double>(l.seq_len);
     const double b = static_cast<double>(l.micro_batch);
     const double qo_width = static_cast<double>(q_width(m) + attn_out_width(m));  // a·(d_qk + d_v)
     const double attn_flops = b * s * s * qo_width / (tp * static_cast<double>(l.cp));
-    // FlashAttention-2's efficiency on H100 (attn), times its share of peak on this GPU over H100's
-    // (attn_gpu); a fused Hopper-native kernel (cuDNN, FlashAttention-3) runs attn_fused × faster.
-    const double kernel = l.attention_kernel == AttentionKernel::fused ? c.gpu.eff.attn_fused : 1.0;
-    // The head dimension both products run over on average (MLA: the query-key and the value dimensions).
-    const double head_dim = qo_width / (2.0 * static_cast<double>(m.heads));
-    // Measured on H100 and taken for Blackwell's kernels of the same libraries; elsewhere none is measured
-    // (the A100 runs at head dimension 64 and long sequences, MosaicML's, show no such loss).
-    const bool measured = c.gpu.generation == "hopper" || c.gpu.generation == "blackwell";
-    const double f_d = measured ? attention_head_dim_factor(l.attention_kernel, head_dim) : 1.0;
-    const double attn_eta = std::clamp(c.gpu.eff.attn * c.gpu.eff.attn_gpu * kernel * f_d * s / (s + c.gpu.eff.attn_half_seq),
-                                       1e-3, 0.95);
     const bool unfused = l.attention_kernel == AttentionKernel::unfused;
     const double heads = b * static_cast<double>(m.heads) / tp, queries = s / static_cast<double>(l.cp);
-    const double attn_fwd_s = unfused ? unfused_core_s(m, c, heads, queries, s) : attn_flops / (c.gpu.peak_16_flops * attn_eta);
+    const double attn_fwd_s = unfused ? unfused_core_s(m, c, heads, queries, s) : flash_core_s(m, c, l.attention_kernel, attn_flops, s);
     if (unfused) {
         // Between its two products the b·a·s² scores pass through HBM: the softmax reads and writes them, dropout
         // reads and writes them and writes its 1-byte mask (FlashAttention, Dao et al. 2022 §2.2: standard
