@@ -59,8 +59,8 @@ const std::vector<Constant>& efficiency_constants() {
          "FlashAttention-2 at long context on H100, share of the 16-bit peak (other GPUs: times attn_gpu)",
          "FlashAttention-2 reaches 0.35-0.4 of H100's peak forward (FlashAttention-3 paper); fitted per generation, "
          "where its runs of two sources or more move it, and below that: attention as "
-         "calibration.json's frameworks run it (MosaicML's tables with its Triton port of FlashAttention-1, "
-         "torchtitan's SDPA; docs/validation.md)"},
+         "calibration.json's runs read it (MosaicML's tables ran its Triton port of FlashAttention-1; on "
+         "torchtitan's 500 W parts it makes up for a slow GEMM side; docs/validation.md)"},
         {"attn_fused", &Efficiency::attn_fused, "attn_fused", S::one, "ratio", 0.1, 10, 1.0, 2.0, false,
          "fused attention (cuDNN, FlashAttention-3) relative to FlashAttention-2",
          "H100: 1.6-1.75 × forward, 1.5-1.75 × backward at head dim 128 (FlashAttention-3 paper, Fig. 5-7): 1.6 on "
