@@ -101,8 +101,9 @@ TEST(Validation, PublishedRunsStayWithinTheReachedBounds) {
     // fits sat at their bounds); the held-out figures, below, are the ones that matter (docs/validation.md).
     // 5.0 % / 16.8 % since flash attention's backward is 2.9 × its forward (its FLOPs at 0.87 of the
     // forward's speed, FlashAttention-3 paper); 4.9 % / 16.9 % since a layer of fused kernels takes 0.73
-    // of the host's launch time (fused_host_share; 5.0 % / 16.9 % before).
-    EXPECT_LE(s.median_abs_error, 0.050) << "median |error| of tokens/s per GPU";
+    // of the host's launch time (fused_host_share; 5.0 % / 16.9 % before); 5.1 % / 16.7 % since Blackwell's
+    // bf16 GEMMs and their roll-off are taken from a B200's kernel timings (SimuMax's), not fitted.
+    EXPECT_LE(s.median_abs_error, 0.052) << "median |error| of tokens/s per GPU";
     EXPECT_LE(s.p90_abs_error, 0.170) << "90th percentile |error|";
     // The same-job ranking in sample: 85 % of 20 pairs since SC21's ZeRO-3 runs are priced (its other
     // PTD-P / ZeRO-3 pair goes the measured way); 80 % since reduce-scatter and all-gather are rings (one of
@@ -201,9 +202,10 @@ TEST(Validation, BigScienceLayoutSearchStaysWithinTheReachedBounds) {
 
 // SimuMax's B200 runs (examples/validation/simumax_b200.json, in the repository, fitted on nowhere): 43
 // Megatron-LM runs on one 8-GPU B200 node, models cut to their first layers, with the most
-// max_memory_allocated of any rank (19 readings, one per layout). Reached at its first commit: memory median
-// 1.5 %, p90 5.9 %, none more than 10 % under; throughput median 13.7 %, p90 22.0 %, ranking 97 % of 103
-// pairs (docs/validation.md, "Megatron-LM on one B200 node").
+// max_memory_allocated of any rank (19 readings, one per layout). Reached: memory median 1.5 %, p90 5.9 %,
+// none more than 10 % under; throughput median 6.5 %, p90 18.9 %, ranking 96 % of 103 pairs since
+// Blackwell's GEMM roll-off is taken from the node's kernel timings (13.7 %, 22.0 %, 97 % with it fitted on
+// calibration.json; docs/validation.md, "Megatron-LM on one B200 node").
 TEST(Validation, SimuMaxB200RunsStayWithinTheReachedBounds) {
     const std::string file = std::string(SHARDPLAN_SOURCE_DIR) + "/examples/validation/simumax_b200.json";
     const CaseList cases = read_cases(read_json_file(file, "simumax"), "simumax");
@@ -216,17 +218,18 @@ TEST(Validation, SimuMaxB200RunsStayWithinTheReachedBounds) {
     EXPECT_LE(r.summary.memory.median_abs_error, 0.02);
     EXPECT_LE(r.summary.memory.p90_abs_error, 0.065);
     EXPECT_EQ(r.summary.memory_under_10, 0);
-    EXPECT_LE(r.summary.median_abs_error, 0.14);
-    EXPECT_LE(r.summary.p90_abs_error, 0.225);
-    EXPECT_GE(r.summary.ranking.share(), 0.96);
+    EXPECT_LE(r.summary.median_abs_error, 0.07);
+    EXPECT_LE(r.summary.p90_abs_error, 0.195);
+    EXPECT_GE(r.summary.ranking.share(), 0.95);
 }
 
 // One cluster's own runs, the workflow docs/validation.md ("Calibrating on your own cluster") describes:
 // calibrate on SimuMax's B200 rows at 4 and 8 micro-batches and the context-parallel rows (31), predict
-// the 12 rows at 32 micro-batches it never saw. Reached at its first commit: held out 10.9 % with the
-// defaults, 2.4 % with the fit; the fit lands where the node's own kernel timings put GEMMs (0.45-0.51 of
-// peak) and attention (`attn` 0.26: cuDNN's kernel at 0.37 of peak at 4k keys, the timing 0.36), and exposes
-// the DP traffic Megatron-LM runs without --overlap-grad-reduce.
+// the 12 rows at 32 micro-batches it never saw. Reached: held out 5.9 % with the defaults, 2.9 % with the
+// fit (10.9 % and 2.4 % while Blackwell's roll-off was fitted on calibration.json). The fit lands near the
+// node's own kernel timings (gemm_half_dim 262 against the 250 the defaults take from them, attention
+// `attn` 0.28 against 0.25), exposes the DP traffic Megatron-LM runs without --overlap-grad-reduce, and
+// leaves no MoE constant at a bound (moe and a2a went to 1 from the fitted roll-off).
 TEST(Validation, CalibratingOnOneNodesRunsPredictsItsOtherRuns) {
     const std::string file = std::string(SHARDPLAN_SOURCE_DIR) + "/examples/validation/simumax_b200.json";
     const CaseList cases = read_cases(read_json_file(file, "simumax"), "simumax");
@@ -240,14 +243,16 @@ TEST(Validation, CalibratingOnOneNodesRunsPredictsItsOtherRuns) {
     const Efficiency start = fit.front().cluster.gpu.eff;
     const FitResult r = fit_efficiency(fit, start, kPriorWeight, fit_params(), 1);
     const FitScore before = score_efficiency(held, start), after = score_efficiency(held, r.eff);
-    EXPECT_GT(before.throughput.median_abs_error, 0.08);
-    EXPECT_LT(after.throughput.median_abs_error, 0.04);
+    EXPECT_GT(before.throughput.median_abs_error, 0.05);
+    EXPECT_LT(after.throughput.median_abs_error, 0.035);
     EXPECT_LT(after.throughput.p90_abs_error, 0.09);
-    EXPECT_GE(r.eff.gemm_16, 0.44);
-    EXPECT_LE(r.eff.gemm_16, 0.53);
+    EXPECT_GE(r.eff.gemm_half_dim, 150.0);
+    EXPECT_LE(r.eff.gemm_half_dim, 400.0);
     EXPECT_GE(r.eff.attn, 0.20);
-    EXPECT_LE(r.eff.attn, 0.32);
+    EXPECT_LE(r.eff.attn, 0.34);
     EXPECT_LT(r.eff.overlap_dp, 0.1);
+    EXPECT_LT(r.eff.moe, 0.99);
+    EXPECT_LT(r.eff.a2a, 0.99);
 }
 
 TEST(Validation, MeasuredPartIsNeverReadWhilePredicting) {
@@ -383,7 +388,10 @@ TEST(Validation, RankingCountsSameJobPairsMoreThanFivePercentApart) {
 }
 
 // The headline figure: each source of calibration.json predicted with constants fitted on the others.
-// Reached: median 6.6 %, p90 19.6 %, ranking 85 % of 20, since flash attention's backward is 2.9 × its
+// Reached: median 6.0 %, p90 20.0 %, ranking 85 % of 20, since Blackwell's bf16 GEMMs and their roll-off are
+// taken from a B200's kernel timings (SimuMax's), not fitted (the median better, the p90 a step worse at the
+// 90th run: the 75th-88th percentiles all fell, 0.138 → 0.128 at the 75th); 6.6 %, 19.6 %, 85 %, since
+// flash attention's backward is 2.9 × its
 // forward (2.5 × had taken it at the forward's speed; MosaicML 4.7 → 4.9 %, torchtitan 5.9 → 5.7 %); 6.6 %,
 // 20.0 %, 85 %, since a layer of fused kernels takes 0.73 of the
 // host's launch time (fused_host_share, from vTrain's floor; DGX Cloud 8.5 → 7.6 %, Megatron-Bridge 13.1 →
@@ -420,8 +428,8 @@ TEST(Validation, RankingCountsSameJobPairsMoreThanFivePercentApart) {
 TEST(Validation, LeaveOneSourceOutStaysWithinTheReachedBounds) {
     SHARDPLAN_REQUIRE_SHARED(kCalibration);
     const LeaveOneSourceOut l = leave_one_source_out(read_cases(read_json_file(kCalibration, "calibration"), "calibration").cases);
-    EXPECT_LE(l.throughput.median_abs_error, 0.067);
-    EXPECT_LE(l.throughput.p90_abs_error, 0.197);
+    EXPECT_LE(l.throughput.median_abs_error, 0.061);
+    EXPECT_LE(l.throughput.p90_abs_error, 0.201);
     EXPECT_GE(l.ranking.share(), 0.85);
 }
 

@@ -59,8 +59,13 @@ Efficiency generic_efficiency(const std::string& generation);
 /// (the GPU's own) and overlap_dp (a framework's own overlap).
 const std::vector<FitParam>& shared_params();
 
-/// A generation's start under a shared fit: generic_efficiency with the shared constants of `shared`.
+/// A generation's start under a shared fit: generic_efficiency with the shared constants of `shared`, but a
+/// GEMM roll-off measured for the generation (Blackwell's) kept.
 Efficiency shared_start(const std::string& generation, const Efficiency& shared);
+
+/// The constants fit_generations fits for one generation: fit_params() less those it takes from kernel
+/// timings (Blackwell's bf16 gemm_16 and gemm_half_dim).
+std::vector<FitParam> generation_params(const std::string& generation);
 
 /// Fits `params` (default: all of fit_params()) starting from `start`. `prior_weight` scales the pull
 /// towards `start` (0 = none). A constant fewer than `min_sources` sources' runs depend on keeps its start

@@ -49,6 +49,17 @@ const std::vector<FitParam>& shared_params() {
 
 namespace {
 
+// A generation's bf16 GEMM curve taken from kernel timings instead of from the fit of the defaults:
+// Blackwell's, read off SimuMax's B200 timings of bf16 GEMMs under load (configs/system/b200_bf16_ceperm.json:
+// 0.45-0.51 of peak at 4,096 tokens, 0.37-0.45 at an inner dimension of 512-768: eta_max 0.51 with a roll-off
+// of 250), where calibration.json's Blackwell runs, mostly FP8 at 4k-8k tokens, had fitted 0.64 and 992
+// (docs/validation.md, "Megatron-LM on one B200 node"). A cluster's own `calibrate` fits them as the rest.
+struct MeasuredGemms {
+    double gemm_16;        // eta_max, bf16
+    double gemm_half_dim;  // elements
+};
+const std::map<std::string, MeasuredGemms> kMeasuredGemms = {{"blackwell", {0.51, 250.0}}};
+
 // `params`' constants of `from` into `to`; the others stay the case's own (its generation's sourced
 // values, or a GEMM share a fit across generations leaves to each), so one fit can span generations.
 void apply(Efficiency& to, const Efficiency& from, const std::vector<FitParam>& params) {
@@ -194,7 +205,10 @@ Efficiency generic_efficiency(const std::string& generation) {
         e.gemm_8 = 0.68;
     }
     if (generation == "blackwell") {
-        e.gemm_16 = 0.64;
+        // bf16 as a B200 runs the layers' GEMMs under load (kMeasuredGemms), where one burst of a smaller
+        // GEMM reaches 0.60-0.65 and S51's 16384^2 0.59; fp8 and fp4 at their cuBLASLt figures.
+        e.gemm_16 = kMeasuredGemms.at(generation).gemm_16;
+        e.gemm_half_dim = kMeasuredGemms.at(generation).gemm_half_dim;
         e.gemm_8 = 0.58;
         e.gemm_4 = 0.76;
     }
@@ -204,7 +218,17 @@ Efficiency generic_efficiency(const std::string& generation) {
 Efficiency shared_start(const std::string& generation, const Efficiency& shared) {
     Efficiency e = generic_efficiency(generation);
     apply(e, shared, shared_params());
+    // A roll-off measured for the generation stays its own (generation_params); the GEMM shares are not shared.
+    if (const auto m = kMeasuredGemms.find(generation); m != kMeasuredGemms.end()) e.gemm_half_dim = m->second.gemm_half_dim;
     return e;
+}
+
+std::vector<FitParam> generation_params(const std::string& generation) {
+    const bool measured = kMeasuredGemms.count(generation) > 0;
+    std::vector<FitParam> out;
+    for (const FitParam& f : fit_params())
+        if (!(measured && (f.field == &Efficiency::gemm_16 || f.field == &Efficiency::gemm_half_dim))) out.push_back(f);
+    return out;
 }
 
 GenerationFit fit_generations(const std::vector<Case>& cases, int min_sources) {
@@ -221,8 +245,8 @@ GenerationFit fit_generations(const std::vector<Case>& cases, int min_sources) {
     // ...then each generation from there, pulled towards it: a generation moves off the shared set only
     // where its own runs of at least min_sources sources say so.
     for (const auto& [generation, runs] : by_generation)
-        out.generations[generation] =
-            fit_efficiency(runs, shared_start(generation, out.shared.eff), kPriorWeight, fit_params(), min_sources);
+        out.generations[generation] = fit_efficiency(runs, shared_start(generation, out.shared.eff), kPriorWeight,
+                                                     generation_params(generation), min_sources);
     return out;
 }
 

@@ -40,9 +40,10 @@ const std::vector<Constant>& efficiency_constants() {
     static const std::vector<Constant> v = {
         {"gemm_16", &Efficiency::gemm_16, "gemm_16", S::one, "fraction", 0.01, 1, 0.30, 0.85, true,
          "large bf16/fp16 GEMMs, share of the 16-bit dense peak",
-         "cuBLAS/XLA: 72-82 % of peak on A100/H100, 56-69 % on B200 at 4096-16384 (reference B.6: S7, S38, S39; no "
-         "large GEMM there beats 82 %, hence the ceiling); fitted per generation from its cuBLAS figure (A100 0.82, "
-         "H100 0.80, B200 0.64)"},
+         "cuBLAS/XLA: 72-82 % of peak on A100/H100 (reference B.6: S7, S38, S39; no large GEMM there beats 82 %, "
+         "hence the ceiling); fitted per generation from its cuBLAS figure (A100 0.82, H100 0.80); Blackwell's not "
+         "fitted: 0.51, a B200's bf16 GEMMs of training shapes under load at 0.45-0.51 (SimuMax's timings, "
+         "docs/validation.md), where one burst reaches 0.56-0.69 (S7, S39, S51)"},
         {"gemm_8", &Efficiency::gemm_8, "gemm_8", S::one, "fraction", 0.01, 1, 0.20, 0.90, true,
          "large fp8/mxfp8 GEMMs, share of the 8-bit dense peak",
          "cuBLASLt fp8: 66-69 % of 1979 TF on H200, 57-58 % of 5 PF on GB200 (reference B.6: S7); fitted per generation "
@@ -52,7 +53,9 @@ const std::vector<Constant>& efficiency_constants() {
          "cuBLASLt fp4: 76 % of 10 PF on GB200 at 16384^3 (reference B.6: S7); fitted where fp4 runs exist"},
         {"gemm_half_dim", &Efficiency::gemm_half_dim, "gemm_half_dim", S::one, "elements", 0, 1e6, 16, 2048, true,
          "GEMM dimension at which a GEMM reaches half its large-size efficiency",
-         "efficiency halves near min-dim 1024-2048 and falls below 0.1 at 512 (reference B.6: S39); fitted"},
+         "efficiency halves near min-dim 1024-2048 and falls below 0.1 at 512 (reference B.6: S39); fitted; "
+         "Blackwell's not: 250, a B200's bf16 GEMMs at 0.37-0.45 of peak with an inner dimension of 512-768 against "
+         "0.45-0.51 at 4096 (SimuMax's timings, docs/validation.md)"},
         {"moe", &Efficiency::moe, "moe", S::one, "fraction", 0.01, 1, 0.10, 1.0, true,
          "routed-expert grouped GEMMs and token permutation, relative to dense GEMMs", kFitted},
         {"attn", &Efficiency::attn, "attn", S::one, "fraction", 0.01, 1, 0.10, 0.90, true,

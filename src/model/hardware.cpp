@@ -122,39 +122,39 @@ Efficiency default_efficiency(const std::string& generation) {
     Efficiency e;
     // FITTED-BEGIN (tools/fit_defaults.py: shardplan calibrate calibration.json --per-generation)
     if (generation == "ampere") {  // 98 runs
-        e.gemm_16 = 0.7827;
+        e.gemm_16 = 0.7828;
         e.gemm_8 = 0.65;
         e.gemm_4 = 0.55;
-        e.gemm_half_dim = 170.7;
-        e.moe = 0.6804;
+        e.gemm_half_dim = 170.9;
+        e.moe = 0.7014;
         e.attn = 0.2136;
-        e.scale_out_bw = 0.7438;
-        e.overlap_dp = 0.5912;
-        e.a2a = 0.8678;
+        e.scale_out_bw = 0.734;
+        e.overlap_dp = 0.5914;
+        e.a2a = 0.8885;
         e.reserve_bytes = 2.01e+09;
     }
     if (generation == "blackwell") {  // 64 runs
-        e.gemm_16 = 0.6403;
-        e.gemm_8 = 0.7193;
+        e.gemm_16 = 0.51;
+        e.gemm_8 = 0.6574;
         e.gemm_4 = 0.76;
-        e.gemm_half_dim = 991.9;
-        e.moe = 0.7956;
-        e.attn = 0.1698;
-        e.scale_out_bw = 0.6367;
-        e.overlap_dp = 0.2524;
+        e.gemm_half_dim = 250;
+        e.moe = 0.8053;
+        e.attn = 0.1534;
+        e.scale_out_bw = 0.6469;
+        e.overlap_dp = 0.2712;
         e.a2a = 0.9999;
         e.reserve_bytes = 2.01e+09;
     }
     if (generation == "hopper") {  // 162 runs
-        e.gemm_16 = 0.6844;
-        e.gemm_8 = 0.6224;
+        e.gemm_16 = 0.6816;
+        e.gemm_8 = 0.623;
         e.gemm_4 = 0.55;
-        e.gemm_half_dim = 478.2;
-        e.moe = 0.8183;
-        e.attn = 0.2144;
-        e.scale_out_bw = 0.7404;
-        e.overlap_dp = 0.8217;
-        e.a2a = 0.8549;
+        e.gemm_half_dim = 459.5;
+        e.moe = 0.8146;
+        e.attn = 0.2137;
+        e.scale_out_bw = 0.7292;
+        e.overlap_dp = 0.8312;
+        e.a2a = 0.8689;
         e.reserve_bytes = 2.01e+09;
     }
     // FITTED-END
