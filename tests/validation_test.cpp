@@ -20,7 +20,13 @@ using namespace shardplan;
 
 namespace {
 const std::string kCalibration = shardplan::testing::shared_path("validation/calibration.json");
+
+// A case file transcribed into the repository (examples/validation/), fitted on nowhere.
+CaseList example_cases(const std::string& file) {
+    const std::string path = std::string(SHARDPLAN_SOURCE_DIR) + "/examples/validation/" + file;
+    return read_cases(read_json_file(path, file), file);
 }
+}  // namespace
 
 // A run whose recomputation the source did not state, and which cannot fit without some, is planned with
 // the fastest recomputation that fits, not with full: Llama 3 70B at TP 8, micro-batch 4 of 8,192 tokens
@@ -186,8 +192,7 @@ TEST(Validation, UltraScaleReservedMemoryStaysWithinTheReachedBound) {
 // left its 0.30 floor for 0.76 (20.3 %, 35.2 %, 79 % at the floor, which slowed these runs by a
 // share no NIC delivers; docs/validation.md, "DeepSpeed's BF16 optimizer").
 TEST(Validation, BigScienceLayoutSearchStaysWithinTheReachedBounds) {
-    const std::string file = std::string(SHARDPLAN_SOURCE_DIR) + "/examples/validation/bigscience_tr11_search.json";
-    const CaseList cases = read_cases(read_json_file(file, "bigscience"), "bigscience");
+    const CaseList cases = example_cases("bigscience_tr11_search.json");
     const ValidationReport r = validate_cases(cases);
     ASSERT_EQ(r.summary.predicted, 40);
     EXPECT_LE(r.summary.median_abs_error, 0.39);
@@ -207,8 +212,7 @@ TEST(Validation, BigScienceLayoutSearchStaysWithinTheReachedBounds) {
 // Blackwell's GEMM roll-off is taken from the node's kernel timings (13.7 %, 22.0 %, 97 % with it fitted on
 // calibration.json; docs/validation.md, "Megatron-LM on one B200 node").
 TEST(Validation, SimuMaxB200RunsStayWithinTheReachedBounds) {
-    const std::string file = std::string(SHARDPLAN_SOURCE_DIR) + "/examples/validation/simumax_b200.json";
-    const CaseList cases = read_cases(read_json_file(file, "simumax"), "simumax");
+    const CaseList cases = example_cases("simumax_b200.json");
     const ValidationReport r = validate_cases(cases);
     ASSERT_EQ(r.summary.predicted, 43);
     EXPECT_EQ(r.summary.false_oom, 0);
@@ -231,8 +235,7 @@ TEST(Validation, SimuMaxB200RunsStayWithinTheReachedBounds) {
 // `attn` 0.28 against 0.25), exposes the DP traffic Megatron-LM runs without --overlap-grad-reduce, and
 // leaves no MoE constant at a bound (moe and a2a went to 1 from the fitted roll-off).
 TEST(Validation, CalibratingOnOneNodesRunsPredictsItsOtherRuns) {
-    const std::string file = std::string(SHARDPLAN_SOURCE_DIR) + "/examples/validation/simumax_b200.json";
-    const CaseList cases = read_cases(read_json_file(file, "simumax"), "simumax");
+    const CaseList cases = example_cases("simumax_b200.json");
     std::vector<Case> fit, held;
     for (const Case& c : cases.cases) {
         const bool mbc32 = c.id.size() > 6 && c.id.compare(c.id.size() - 6, 6, "_mbc32") == 0;
