@@ -219,7 +219,8 @@ Efficiency shared_start(const std::string& generation, const Efficiency& shared)
     Efficiency e = generic_efficiency(generation);
     apply(e, shared, shared_params());
     // A roll-off measured for the generation stays its own (generation_params); the GEMM shares are not shared.
-    if (const auto m = kMeasuredGemms.find(generation); m != kMeasuredGemms.end()) e.gemm_half_dim = m->second.gemm_half_dim;
+    if (const auto m = kMeasuredGemms.find(generation); m != kMeasuredGemms.end())
+        e.gemm_half_dim = m->second.gemm_half_dim;
     return e;
 }
 
@@ -227,7 +228,8 @@ std::vector<FitParam> generation_params(const std::string& generation) {
     const bool measured = kMeasuredGemms.count(generation) > 0;
     std::vector<FitParam> out;
     for (const FitParam& f : fit_params())
-        if (!(measured && (f.field == &Efficiency::gemm_16 || f.field == &Efficiency::gemm_half_dim))) out.push_back(f);
+        if (!(measured && (f.field == &Efficiency::gemm_16 || f.field == &Efficiency::gemm_half_dim)))
+            out.push_back(f);
     return out;
 }
 
