@@ -238,8 +238,7 @@ TEST(Validation, CalibratingOnOneNodesRunsPredictsItsOtherRuns) {
     const CaseList cases = example_cases("simumax_b200.json");
     std::vector<Case> fit, held;
     for (const Case& c : cases.cases) {
-        const bool mbc32 = c.id.size() > 6 && c.id.compare(c.id.size() - 6, 6, "_mbc32") == 0;
-        (mbc32 ? held : fit).push_back(c);
+        (c.id.ends_with("_mbc32") ? held : fit).push_back(c);
     }
     ASSERT_EQ(fit.size(), 31u);
     ASSERT_EQ(held.size(), 12u);
