@@ -36,7 +36,8 @@ void add_scenario_flags(CLI::App& cmd, ScenarioFlags& f, bool with_degrees, bool
         cmd.add_option("--kernels", f.kernels, "fused | eager (PyTorch ops one by one, as torchtitan and nanotron run them)");
         cmd.add_option("--framework", f.framework,
                        "The framework that runs it (Megatron-LM, torchtitan, nanotron, ...): its defaults for --kernels, "
-                       "--stage-split, --grad-buckets, --grad-accumulation, --cross-entropy, --allocator, --tp-comm-overlap and --ep-comm-overlap");
+                       "--stage-split, --grad-buckets, --grad-accumulation, --cross-entropy, --allocator, --tp-comm-overlap, "
+                       "--ep-comm-overlap, --moe-dispatcher, --expert-gemms, --zero3-comm and --cuda-graphs");
         cmd.add_option("--stage-split", f.stage_split,
                        "even | cost (nanotron: stages take layers until their compute cost, LM head included, passes their share)");
         cmd.add_option("--grad-buckets", f.grad_buckets,
@@ -61,18 +62,25 @@ void add_scenario_flags(CLI::App& cmd, ScenarioFlags& f, bool with_degrees, bool
                        "default: on for NeMo/Megatron-Bridge, else off)");
         cmd.add_option("--ep-comm-overlap", f.ep_comm_overlap,
                        "true | false: MoE all-to-alls run under another micro-batch's computation (Megatron "
-                       "--overlap-moe-expert-parallel-comm; needs vpp > 1 when pp > 1; default: on for Megatron-Bridge on Hopper)");
+                       "--overlap-moe-expert-parallel-comm; needs vpp > 1 when pp > 1; default: on for Megatron-Bridge on Hopper, and in "
+                       "its MXFP8 MoE recipe on Blackwell from 26.06)");
         cmd.add_option("--moe-dispatcher", f.moe_dispatcher,
                        "alltoall | deepep | hybridep: how MoE tokens reach the experts' GPUs (NCCL all-to-all, or Megatron's flex "
-                       "dispatcher with DeepEP / HybridEP, one copy per GPU and per domain reached; default alltoall, deepep for HAI-LLM)");
+                       "dispatcher with DeepEP / HybridEP, one copy per GPU and per domain reached; default alltoall, deepep for HAI-LLM, "
+                       "hybridep in Megatron-Bridge's MXFP8 MoE recipe on Blackwell from 26.06)");
         cmd.add_option("--expert-gemms", f.expert_gemms,
                        "grouped | per_expert: a rank's routed experts in one grouped GEMM launch, or one launch per expert "
                        "(Transformer Engine's GroupedLinear: the host issues each, four share the SMs at a time; default "
-                       "per_expert for the Megatron family and DeepSpeed, grouped elsewhere)");
+                       "per_expert for the Megatron family and DeepSpeed, grouped elsewhere and in Megatron-Bridge's MXFP8 MoE "
+                       "recipe on Blackwell from 26.06)");
         cmd.add_option("--zero3-comm", f.zero3_comm,
                        "bucketed | per_tensor: ZeRO-3's gathers and reduce-scatters a unit at a time at the links' rate (FSDP, "
                        "DeepSpeed since mid-2021), or DeepSpeed 2021's collective per tensor at 21 GB/s a GPU at most; default "
                        "per_tensor when the framework names DeepSpeed or Megatron-LM with a year up to 2021");
+        cmd.add_option("--cuda-graphs", f.cuda_graphs,
+                       "none | full: the whole step captured as one CUDA graph and replayed, so no layer waits on the "
+                       "host's launches (Megatron --cuda-graph-impl local --cuda-graph-scope full_iteration); default: full "
+                       "for Megatron-Bridge's MXFP8 MoE recipes on Blackwell from its 26.06 container, else none");
         cmd.add_option("--moe-imbalance", f.moe_imbalance,
                        "The busiest EP rank's routed tokens over the mean, 1 or more (default 1: balanced, as Megatron's "
                        "performance configs force it); its expert GEMMs, all-to-alls and expert activations set the pace");
@@ -117,6 +125,7 @@ Case resolve_base(const ScenarioFlags& f) {
     base.moe_dispatcher = f.moe_dispatcher;
     base.expert_gemms = f.expert_gemms;
     base.zero3_comm = f.zero3_comm;
+    base.cuda_graphs = f.cuda_graphs;
     base.moe_imbalance = f.moe_imbalance;
     base.moe_capacity_factor = f.moe_capacity_factor;
     base.dp = 1;  // degrees are the search's to choose: keep resolve_scenario from deriving them

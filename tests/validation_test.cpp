@@ -108,9 +108,11 @@ TEST(Validation, PublishedRunsStayWithinTheReachedBounds) {
     // 5.0 % / 16.8 % since flash attention's backward is 2.9 × its forward (its FLOPs at 0.87 of the
     // forward's speed, FlashAttention-3 paper); 4.9 % / 16.9 % since a layer of fused kernels takes 0.73
     // of the host's launch time (fused_host_share; 5.0 % / 16.9 % before); 5.1 % / 16.7 % since Blackwell's
-    // bf16 GEMMs and their roll-off are taken from a B200's kernel timings (SimuMax's), not fitted.
+    // bf16 GEMMs and their roll-off are taken from a B200's kernel timings (SimuMax's), not fitted; 5.1 % /
+    // 14.5 % since Megatron-Bridge's MXFP8 MoE recipe on Blackwell from 26.06 runs as its recipe sets it
+    // (layout.cuda_graphs full, grouped experts, HybridEP, EP overlap).
     EXPECT_LE(s.median_abs_error, 0.052) << "median |error| of tokens/s per GPU";
-    EXPECT_LE(s.p90_abs_error, 0.170) << "90th percentile |error|";
+    EXPECT_LE(s.p90_abs_error, 0.147) << "90th percentile |error|";
     // The same-job ranking in sample: 85 % of 20 pairs since SC21's ZeRO-3 runs are priced (its other
     // PTD-P / ZeRO-3 pair goes the measured way); 80 % since reduce-scatter and all-gather are rings (one of
     // SC21's PTD-P / ZeRO-3 pairs now goes the measured way); 75 % since the shared set (80 % before: one Megatron-Bridge
@@ -208,9 +210,10 @@ TEST(Validation, BigScienceLayoutSearchStaysWithinTheReachedBounds) {
 // SimuMax's B200 runs (examples/validation/simumax_b200.json, in the repository, fitted on nowhere): 43
 // Megatron-LM runs on one 8-GPU B200 node, models cut to their first layers, with the most
 // max_memory_allocated of any rank (19 readings, one per layout). Reached: memory median 1.5 %, p90 5.9 %,
-// none more than 10 % under; throughput median 6.5 %, p90 18.9 %, ranking 96 % of 103 pairs since
-// Blackwell's GEMM roll-off is taken from the node's kernel timings (13.7 %, 22.0 %, 97 % with it fitted on
-// calibration.json; docs/validation.md, "Megatron-LM on one B200 node").
+// none more than 10 % under; throughput median 7.3 %, p90 18.8 %, ranking 96 % of 103 pairs since
+// Blackwell's `moe` was refit with Megatron-Bridge's 26.06 MoE recipe (0.81 → 0.74, its MoE rows 2-3 %
+// slower); 6.5 %, 18.9 % since Blackwell's GEMM roll-off is taken from the node's kernel timings (13.7 %,
+// 22.0 %, 97 % with it fitted on calibration.json; docs/validation.md, "Megatron-LM on one B200 node").
 TEST(Validation, SimuMaxB200RunsStayWithinTheReachedBounds) {
     const CaseList cases = example_cases("simumax_b200.json");
     const ValidationReport r = validate_cases(cases);
@@ -222,7 +225,7 @@ TEST(Validation, SimuMaxB200RunsStayWithinTheReachedBounds) {
     EXPECT_LE(r.summary.memory.median_abs_error, 0.02);
     EXPECT_LE(r.summary.memory.p90_abs_error, 0.065);
     EXPECT_EQ(r.summary.memory_under_10, 0);
-    EXPECT_LE(r.summary.median_abs_error, 0.07);
+    EXPECT_LE(r.summary.median_abs_error, 0.076);
     EXPECT_LE(r.summary.p90_abs_error, 0.195);
     EXPECT_GE(r.summary.ranking.share(), 0.95);
 }
@@ -390,7 +393,10 @@ TEST(Validation, RankingCountsSameJobPairsMoreThanFivePercentApart) {
 }
 
 // The headline figure: each source of calibration.json predicted with constants fitted on the others.
-// Reached: median 6.0 %, p90 20.0 %, ranking 85 % of 20, since Blackwell's bf16 GEMMs and their roll-off are
+// Reached: median 5.8 %, p90 17.4 %, ranking 85 % of 20, since Megatron-Bridge's MXFP8 MoE recipe on
+// Blackwell from its 26.06 container is planned as it runs (layout.cuda_graphs full, grouped experts,
+// HybridEP, EP overlap: its seven runs from -12..-38 % to -6..+10 %; Megatron-Bridge 10.8 → 9.3 %, p90
+// 28.1 → 23.6 %); 6.0 %, 20.0 %, 85 %, since Blackwell's bf16 GEMMs and their roll-off are
 // taken from a B200's kernel timings (SimuMax's), not fitted (the median better, the p90 a step worse at the
 // 90th run: the 75th-88th percentiles all fell, 0.138 → 0.128 at the 75th); 6.6 %, 19.6 %, 85 %, since
 // flash attention's backward is 2.9 × its
@@ -430,8 +436,8 @@ TEST(Validation, RankingCountsSameJobPairsMoreThanFivePercentApart) {
 TEST(Validation, LeaveOneSourceOutStaysWithinTheReachedBounds) {
     SHARDPLAN_REQUIRE_SHARED(kCalibration);
     const LeaveOneSourceOut l = leave_one_source_out(read_cases(read_json_file(kCalibration, "calibration"), "calibration").cases);
-    EXPECT_LE(l.throughput.median_abs_error, 0.061);
-    EXPECT_LE(l.throughput.p90_abs_error, 0.201);
+    EXPECT_LE(l.throughput.median_abs_error, 0.059);
+    EXPECT_LE(l.throughput.p90_abs_error, 0.176);
     EXPECT_GE(l.ranking.share(), 0.85);
 }
 

@@ -45,6 +45,13 @@ enum class ExpertGemms { grouped, per_expert };
 /// DeepSpeed's ZeRO-3 through v0.3.x (2021), each parameter by a collective of its own that synchronises
 /// the device, at most kPerTensorZero3_Bps a GPU whatever the links (comm.h). docs/model.md §5.2.
 enum class Zero3Comm { bucketed, per_tensor };
+/// Which of the step's kernels the host launches as CUDA graphs. none: each kernel one by one (the
+/// host's launch cost, docs/model.md §4); full: the whole forward and backward captured once and
+/// replayed (Megatron's --cuda-graph-impl local --cuda-graph-scope full_iteration, its
+/// FullCudaGraphWrapper), so no layer waits on the host. Transformer Engine's per-module graphs
+/// (--cuda-graph-impl transformer_engine, scopes attn / mlp / moe_router / ...) are not priced: which
+/// share of a layer's launches a scope removes is not published.
+enum class CudaGraphs { none, full };
 /// How the framework runs the pointwise work around the GEMMs: fused kernels (Megatron-Core and Transformer
 /// Engine: SwiGLU in one kernel, vocab-parallel cross-entropy in place) or eager PyTorch ops, one autograd
 /// node each (torchtitan's and nanotron's Llama: the activation's output kept beside its inputs; the loss
@@ -177,6 +184,10 @@ template <> struct EnumNames<ExpertGemms> {
 template <> struct EnumNames<Zero3Comm> {
     static constexpr std::array<std::pair<Zero3Comm, std::string_view>, 2> table{{
         {Zero3Comm::bucketed, "bucketed"}, {Zero3Comm::per_tensor, "per_tensor"}}};
+};
+template <> struct EnumNames<CudaGraphs> {
+    static constexpr std::array<std::pair<CudaGraphs, std::string_view>, 2> table{{
+        {CudaGraphs::none, "none"}, {CudaGraphs::full, "full"}}};
 };
 template <> struct EnumNames<RecomputeModule> {
     static constexpr std::array<std::pair<RecomputeModule, std::string_view>, 9> table{{

@@ -36,6 +36,7 @@ struct Efficiency {
     double overlap_cp = 0.80;      // share of CP ring traffic hidden under block attention
     double layer_overhead_s = 3e-3;  // host time to issue a layer's kernels per micro-batch (fwd + bwd), eager ops
     double fused_host_share = 0.73;  // share of it a layer of fused kernels (Kernels::fused) takes to issue
+    double graph_node_gap_s = 0.5e-6;  // device-side launch of one kernel node of a replayed CUDA graph
     double reserve_bytes = 4e9;    // CUDA context, NCCL buffers and allocator slack per GPU
     double fragmentation = 0.2;    // extra share of activation memory the classic caching allocator holds
 };

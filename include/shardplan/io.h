@@ -80,8 +80,10 @@ ModelSpec model_from_file(const std::string& file, const std::string& field);
 /// A preset name, or {"gpu": id | {...}, "gpus", "gpus_per_node", "scale_up_domain", "efficiency": {...}}.
 ClusterSpec cluster_from_json(const json& j, const std::string& path = "cluster");
 /// A layout; `dp` left out (or null) reads as 0, "not stated".
-/// `generation`: the cluster's GPU generation, for framework defaults that differ by GPU.
-Layout layout_from_json(const json& j, const std::string& path = "layout", const std::string& generation = "");
+/// `generation`: the cluster's GPU generation, for framework defaults that differ by GPU; `moe`: whether
+/// the model routes to experts, for those that differ for MoE models.
+Layout layout_from_json(const json& j, const std::string& path = "layout", const std::string& generation = "",
+                        bool moe = false);
 /// The one rule for an unstated dp (0): the GPUs the other degrees leave, gpus ÷ (tp·cp·pp); a
 /// ConfigError on `field` when they do not divide. A stated dp is kept as it is (check_layout judges it).
 /// case_from_json applies it, so a case file, a request body and the CLI derive dp the same way.

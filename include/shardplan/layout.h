@@ -73,6 +73,9 @@ struct Layout {
     /// How ZeRO-3 moves parameters and gradients (enums.h): a unit at a time at the links' rate, or
     /// DeepSpeed 2021's per-tensor collectives at their own. Takes effect with zero 3.
     Zero3Comm zero3_comm = Zero3Comm::bucketed;
+    /// CUDA graphs (enums.h): none, or the whole step captured and replayed, which takes the host's
+    /// launch cost off every layer.
+    CudaGraphs cuda_graphs = CudaGraphs::none;
     /// Dropless routing's load imbalance: the routed tokens of the busiest EP rank over the mean, 1
     /// (balanced: Megatron's performance configs force it, moe_router_force_load_balancing) or more; ep
     /// at most takes effect (every token on one rank). Every rank waits for the busiest in the
@@ -167,11 +170,13 @@ struct FrameworkDefaults {
     Dispatcher moe_dispatcher = Dispatcher::alltoall;
     ExpertGemms expert_gemms = ExpertGemms::grouped;
     Zero3Comm zero3_comm = Zero3Comm::bucketed;
+    CudaGraphs cuda_graphs = CudaGraphs::none;
 };
 /// `generation`: the GPU's (GpuSpec::generation), where a recipe differs by GPU; "" when not known.
-/// `precision`: the layout's, where a default differs with it (the gradient dtype).
+/// `precision`: the layout's, where a default differs with it (the gradient dtype). `moe`: whether the
+/// model routes to experts, where a recipe differs for MoE models.
 FrameworkDefaults framework_defaults(const std::string& framework, const std::string& generation = "",
-                                     Precision precision = Precision::bf16);
+                                     Precision precision = Precision::bf16, bool moe = false);
 /// Sets every field of `l` that `fw` has a default for (what naming a framework brings; what is given
 /// beside it is applied after).
 void apply_framework_defaults(const FrameworkDefaults& fw, Layout& l);

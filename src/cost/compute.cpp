@@ -271,20 +271,28 @@ LayerWork layer_work(const ModelSpec& m, const ClusterSpec& c, const Layout& l, 
 
     const double hbm = c.gpu.hbm_Bps * c.gpu.eff.hbm;
     const double elem_s = x.act_elems * kElemBytes / hbm;
-    // The host's time to issue the layer: eager ops launch one kernel each; fused kernels take fewer launches.
-    const double overhead = c.gpu.eff.layer_overhead_s * (l.kernels == Kernels::fused ? c.gpu.eff.fused_host_share : 1.0);
     const Gemms& g = x.g;
 
     // The layer's parameters on this GPU, for the gradient accumulation pass.
     const StageParams held = layer_params_on_gpu(layer_params(m, moe_layer), l);
 
-    // Host time of one more kernel launch: an eager layer's share per kernel, fused or not (fused kernels are
-    // fewer launches, not cheaper ones).
+    // The kernels a pass launches: an eager layer's kLayerKernels (a third of them forward), fused kernels
+    // fused_host_share of those, and each per-expert GEMM (two forward, four backward). Issued by the host,
+    // each takes an eager layer's share of its launch time (fused kernels are fewer launches, not cheaper
+    // ones) and the pass shows part of it (with_host_s); replayed as one CUDA graph (layout.cuda_graphs
+    // full) the host issues none, and each kernel node starts graph_node_gap after the one before.
+    const double layer_kernels = kLayerKernels * (l.kernels == Kernels::fused ? c.gpu.eff.fused_host_share : 1.0);
+    const double fwd_kernels = layer_kernels / 3.0 + 2.0 * x.expert_launches;
+    const double bwd_kernels = 2.0 * layer_kernels / 3.0 + 4.0 * x.expert_launches;
     const double launch_s = c.gpu.eff.layer_overhead_s / kLayerKernels;
+    auto pass_s = [&](double gpu_s, double kernels) {
+        return l.cuda_graphs == CudaGraphs::full ? gpu_s + kernels * c.gpu.eff.graph_node_gap_s
+                                                 : with_host_s(gpu_s, kernels * launch_s);
+    };
 
     LayerWork w;
     const double fwd_gpu_s = g.time_s + attn_fwd_s + elem_s;
-    w.fwd_s = with_host_s(fwd_gpu_s, overhead / 3.0 + 2.0 * x.expert_launches * launch_s);
+    w.fwd_s = pass_s(fwd_gpu_s, fwd_kernels);
     // The attention core's and the GEMMs' shares of the forward's wall time: where the host's launches set
     // the pace the GPU idles between kernels, and a communication stream runs in those gaps as well.
     const double stretch = fwd_gpu_s > 0 ? w.fwd_s / fwd_gpu_s : 1.0;
@@ -297,9 +305,7 @@ LayerWork layer_work(const ModelSpec& m, const ClusterSpec& c, const Layout& l, 
                                   c, l);
     w.wgrad_s = g.time_s + w.grad_accum_s;
     const double attn_bwd = unfused ? kUnfusedAttnBwdFactor : kAttnBwdFactor;
-    w.bwd_s = with_host_s(2.0 * g.time_s + attn_bwd * attn_fwd_s + 2.0 * elem_s,
-                          2.0 * overhead / 3.0 + 4.0 * x.expert_launches * launch_s) +
-              w.grad_accum_s;
+    w.bwd_s = pass_s(2.0 * g.time_s + attn_bwd * attn_fwd_s + 2.0 * elem_s, bwd_kernels) + w.grad_accum_s;
     w.model_flops = 3.0 * (g.flops + attn_flops);
     switch (l.recompute) {
         case Recompute::full:

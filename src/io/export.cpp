@@ -126,6 +126,7 @@ Export megatron(const ModelSpec& m, const Layout& l) {
     if (l.sequence_parallel && l.tp > 1) arg("--sequence-parallel");
     if (overlaps_tp(l)) arg("--tp-comm-overlap");
     if (m.moe && overlaps_ep(l)) arg("--overlap-moe-expert-parallel-comm");  // DualPipe is refused above
+    if (l.cuda_graphs == CudaGraphs::full) arg("--cuda-graph-impl local --cuda-graph-scope full_iteration");
     if (l.pp > 1) {
         const std::vector<Stage> st = split_stages(m, l);
         if (l.vpp > 1) {

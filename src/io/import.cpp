@@ -124,6 +124,15 @@ Draft megatron_layout(const Values& v) {
     l.sequence_parallel = v.flag("--sequence-parallel") || l.tp == 1;
     l.tp_comm_overlap = v.flag("--tp-comm-overlap");
     l.ep_comm_overlap = v.flag("--overlap-moe-expert-parallel-comm");
+    // CUDA graphs: the whole step (--cuda-graph-impl local --cuda-graph-scope full_iteration); Transformer
+    // Engine's per-module graphs are not priced (enums.h) and are planned as none, and said so.
+    const std::string graph_impl = v.text("--cuda-graph-impl", "none");
+    bool full_iteration = false;
+    if (v.has("--cuda-graph-scope"))
+        for (const json& scope : v.given.at("--cuda-graph-scope")) full_iteration |= scope.get<std::string>() == "full_iteration";
+    if (graph_impl == "local" && full_iteration) l.cuda_graphs = CudaGraphs::full;
+    else if (graph_impl != "none")
+        d.notes.push_back("layout.cuda_graphs: none (per-module CUDA graphs are not priced; the host's launch cost is planned as without them)");
     // Experts' GEMMs: Transformer Engine's GroupedLinear under --moe-grouped-gemm, Megatron's SequentialMLP
     // without it, one launch per expert either way; the legacy grouped_gemm package, one for all.
     l.expert_gemms = v.flag("--moe-grouped-gemm") && v.flag("--moe-use-legacy-grouped-gemm") ? ExpertGemms::grouped

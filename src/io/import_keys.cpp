@@ -20,6 +20,8 @@ constexpr LaunchKey kMegatron[] = {
     {"--attention-dropout", K::number, ""},
     {"--bf16", K::flag, ""},
     {"--context-parallel-size", K::integer, ""},
+    {"--cuda-graph-impl", K::text, "none|local|transformer_engine"},
+    {"--cuda-graph-scope", K::list, "attn|mlp|moe|moe_router|moe_preprocess|mamba|full_iteration"},
     {"--data-parallel-sharding-strategy", K::text, "no_shard|optim|optim_grads|optim_grads_params"},
     {"--decoder-first-pipeline-num-layers", K::integer, ""},
     {"--decoder-last-pipeline-num-layers", K::integer, ""},

@@ -346,12 +346,12 @@ ClusterSpec cluster_from_json(const json& j, const std::string& path) {
     return c;
 }
 
-Layout layout_from_json(const json& j, const std::string& path, const std::string& generation) {
+Layout layout_from_json(const json& j, const std::string& path, const std::string& generation, bool moe) {
     Reader r(j, path);
     r.only({"tp", "cp", "pp", "dp", "ep", "etp", "vpp", "micro_batch", "global_batch", "seq_len", "zero", "recompute",
             "recompute_modules", "recompute_method", "recompute_layers", "attention_kernel", "kernels", "stage_split",
-            "grad_buckets", "grad_accumulation", "cross_entropy", "allocator", "dropout", "sequence_parallel", "tp_recompute_allgather", "tp_comm_overlap", "ep_comm_overlap", "moe_dispatcher", "expert_gemms", "zero3_comm", "moe_imbalance",
-            "moe_capacity_factor", "precision", "schedule", "grad_dtype", "order", "framework"});
+            "grad_buckets", "grad_accumulation", "cross_entropy", "allocator", "dropout", "sequence_parallel", "tp_recompute_allgather", "tp_comm_overlap", "ep_comm_overlap", "moe_dispatcher", "expert_gemms", "zero3_comm", "cuda_graphs",
+            "moe_imbalance", "moe_capacity_factor", "precision", "schedule", "grad_dtype", "order", "framework"});
     Layout l;
     l.tp = r.integer("tp", 1);
     l.cp = r.integer("cp", 1);
@@ -402,7 +402,7 @@ Layout layout_from_json(const json& j, const std::string& path, const std::strin
     if (l.recompute == Recompute::selective && l.recompute_modules == 0 && framework_family(l.framework) == "fsdp")
         l.recompute_modules = op_level_selective_modules();
     l.precision = r.choice<Precision>("precision", Precision::bf16);
-    const FrameworkDefaults fw = framework_defaults(l.framework, generation, l.precision);
+    const FrameworkDefaults fw = framework_defaults(l.framework, generation, l.precision, moe);
     l.attention_kernel = r.choice<AttentionKernel>("attention_kernel", fw.attention);
     l.kernels = r.choice<Kernels>("kernels", fw.kernels);
     l.stage_split = r.choice<StageSplit>("stage_split", fw.stage_split);
@@ -428,6 +428,7 @@ Layout layout_from_json(const json& j, const std::string& path, const std::strin
     l.moe_dispatcher = r.choice<Dispatcher>("moe_dispatcher", fw.moe_dispatcher);
     l.expert_gemms = r.choice<ExpertGemms>("expert_gemms", fw.expert_gemms);
     l.zero3_comm = r.choice<Zero3Comm>("zero3_comm", fw.zero3_comm);
+    l.cuda_graphs = r.choice<CudaGraphs>("cuda_graphs", fw.cuda_graphs);
     l.moe_imbalance = r.number("moe_imbalance", 1.0);  // ranges: check_layout (layout.cpp)
     l.moe_capacity_factor = r.number("moe_capacity_factor", 0.0);  // null, as absent: dropless
     if (r.has("order")) {
@@ -488,7 +489,7 @@ Case case_from_json(const json& j, const std::string& path, const FileAccess* fi
     r.require("layout");
     c.model = model_from_json(r.raw("model"), sub("model"), files);
     c.cluster = cluster_from_json(r.raw("cluster"), sub("cluster"));
-    c.layout = layout_from_json(r.raw("layout"), sub("layout"), c.cluster.gpu.generation);
+    c.layout = layout_from_json(r.raw("layout"), sub("layout"), c.cluster.gpu.generation, c.model.moe.has_value());
     derive_dp(c.layout, c.cluster, sub("layout") + ".dp");
     if (r.has("measured")) c.measured = measured_from_json(r.raw("measured"), sub("measured"));
     if (r.has("derived")) {

@@ -140,14 +140,20 @@ Case apply_overrides(Case c, const Overrides& o, Naming n) {
     if (!o.precision.empty()) {
         // A gradient dtype, buffer or accumulation that was the framework's default for the old precision
         // follows the new one (Megatron-LM: fp32 with bf16, 16-bit with fp16; DeepSpeed: its BF16 optimizer
-        // with bf16 only); one set otherwise stays.
+        // with bf16 only), as do the MoE recipe's graph, expert and dispatch settings (Megatron-Bridge's
+        // MXFP8 one); one set otherwise stays.
         const std::string& gen = c.cluster.gpu.generation;
-        const FrameworkDefaults was = framework_defaults(l.framework, gen, l.precision);
+        const bool moe = c.model.moe.has_value();
+        const FrameworkDefaults was = framework_defaults(l.framework, gen, l.precision, moe);
         l.precision = named<Precision>(o.precision, "precision", n);
-        const FrameworkDefaults now = framework_defaults(l.framework, gen, l.precision);
+        const FrameworkDefaults now = framework_defaults(l.framework, gen, l.precision, moe);
         if (l.grad_dtype == was.grad_dtype) l.grad_dtype = now.grad_dtype;
         if (l.grad_buckets == was.grad_buckets) l.grad_buckets = now.grad_buckets;
         if (l.grad_accumulation == was.grad_accumulation) l.grad_accumulation = now.grad_accumulation;
+        if (l.cuda_graphs == was.cuda_graphs) l.cuda_graphs = now.cuda_graphs;
+        if (l.expert_gemms == was.expert_gemms) l.expert_gemms = now.expert_gemms;
+        if (l.moe_dispatcher == was.moe_dispatcher) l.moe_dispatcher = now.moe_dispatcher;
+        if (l.ep_comm_overlap == was.ep_comm_overlap) l.ep_comm_overlap = now.ep_comm_overlap;
     }
     if (!o.grad_dtype.empty()) l.grad_dtype = named<GradDtype>(o.grad_dtype, "grad_dtype", n);
     if (!o.schedule.empty()) l.schedule = named<Schedule>(o.schedule, "schedule", n);
@@ -186,12 +192,14 @@ Case apply_overrides(Case c, const Overrides& o, Naming n) {
         if (o.framework.size() > 200) throw ConfigError(override_name("framework", n), "a framework name of at most 200 characters");
         l.framework = o.framework;
         const GradDtype given = l.grad_dtype;  // --grad-dtype, applied above, stays
-        apply_framework_defaults(framework_defaults(l.framework, c.cluster.gpu.generation, l.precision), l);
+        apply_framework_defaults(framework_defaults(l.framework, c.cluster.gpu.generation, l.precision, c.model.moe.has_value()),
+                                 l);
         if (!o.grad_dtype.empty()) l.grad_dtype = given;
     }
     if (!o.moe_dispatcher.empty()) l.moe_dispatcher = named<Dispatcher>(o.moe_dispatcher, "moe_dispatcher", n);
     if (!o.expert_gemms.empty()) l.expert_gemms = named<ExpertGemms>(o.expert_gemms, "expert_gemms", n);
     if (!o.zero3_comm.empty()) l.zero3_comm = named<Zero3Comm>(o.zero3_comm, "zero3_comm", n);
+    if (!o.cuda_graphs.empty()) l.cuda_graphs = named<CudaGraphs>(o.cuda_graphs, "cuda_graphs", n);
     if (!o.attention_kernel.empty()) l.attention_kernel = named<AttentionKernel>(o.attention_kernel, "attention_kernel", n);
     if (!o.kernels.empty()) l.kernels = named<Kernels>(o.kernels, "kernels", n);
     if (!o.stage_split.empty()) l.stage_split = named<StageSplit>(o.stage_split, "stage_split", n);

@@ -108,6 +108,11 @@ const std::vector<Constant>& efficiency_constants() {
          "vTrain's smallest A100 layers (Megatron-DeepSpeed: apex layer norm, fused softmax, bias-GeLU and "
          "bias-dropout-add; hidden 1,024, TP 1, PP 1, micro-batch 1, full recompute) never ran faster than 3.3 ms "
          "a layer and micro-batch, which t_host = 2.2 ms meets: 0.73 of 3 ms; not fitted"},
+        {"graph_node_gap_us", &Efficiency::graph_node_gap_s, "graph_node_gap_s", S::micro, "µs", 0, 1000, 0.2, 2, false,
+         "time between one kernel of a replayed CUDA graph and the next, launched from the device (layout.cuda_graphs "
+         "full; docs/model.md §4)",
+         "NVIDIA Technical Blog, \"Getting Started with CUDA Graphs\" (2019): kernels of 2.9 µs ran 3.8 µs apart launched "
+         "into a stream without host waits and 3.4 µs apart as one graph, 0.5 µs a node; not fitted"},
         {"reserve_gb", &Efficiency::reserve_bytes, "reserve_bytes", S::giga, "GB", 0, 1e4, 0.5, 12, true,
          "CUDA context, NCCL buffers and allocator slack per GPU",
          "CUDA context 0.5-1 GB, NCCL buffers per communicator; fitted on measured memory"},

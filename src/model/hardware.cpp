@@ -122,39 +122,39 @@ Efficiency default_efficiency(const std::string& generation) {
     Efficiency e;
     // FITTED-BEGIN (tools/fit_defaults.py: shardplan calibrate calibration.json --per-generation)
     if (generation == "ampere") {  // 98 runs
-        e.gemm_16 = 0.7828;
+        e.gemm_16 = 0.7824;
         e.gemm_8 = 0.65;
         e.gemm_4 = 0.55;
-        e.gemm_half_dim = 170.9;
-        e.moe = 0.7014;
+        e.gemm_half_dim = 170.3;
+        e.moe = 0.7025;
         e.attn = 0.2136;
-        e.scale_out_bw = 0.734;
-        e.overlap_dp = 0.5914;
-        e.a2a = 0.8885;
+        e.scale_out_bw = 0.7711;
+        e.overlap_dp = 0.5908;
+        e.a2a = 0.8338;
         e.reserve_bytes = 2.01e+09;
     }
     if (generation == "blackwell") {  // 64 runs
         e.gemm_16 = 0.51;
-        e.gemm_8 = 0.6574;
+        e.gemm_8 = 0.649;
         e.gemm_4 = 0.76;
         e.gemm_half_dim = 250;
-        e.moe = 0.8053;
-        e.attn = 0.1534;
-        e.scale_out_bw = 0.6469;
-        e.overlap_dp = 0.2712;
+        e.moe = 0.7385;
+        e.attn = 0.1506;
+        e.scale_out_bw = 0.6784;
+        e.overlap_dp = 0.2805;
         e.a2a = 0.9999;
         e.reserve_bytes = 2.01e+09;
     }
     if (generation == "hopper") {  // 162 runs
-        e.gemm_16 = 0.6816;
-        e.gemm_8 = 0.623;
+        e.gemm_16 = 0.684;
+        e.gemm_8 = 0.6199;
         e.gemm_4 = 0.55;
-        e.gemm_half_dim = 459.5;
-        e.moe = 0.8146;
-        e.attn = 0.2137;
-        e.scale_out_bw = 0.7292;
-        e.overlap_dp = 0.8312;
-        e.a2a = 0.8689;
+        e.gemm_half_dim = 479.3;
+        e.moe = 0.8221;
+        e.attn = 0.2153;
+        e.scale_out_bw = 0.7702;
+        e.overlap_dp = 0.7966;
+        e.a2a = 0.8213;
         e.reserve_bytes = 2.01e+09;
     }
     // FITTED-END

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <string>
 
 #include <fmt/format.h>
@@ -69,13 +70,26 @@ int named_year(const std::string& f) {
     }
     return 0;
 }
+/// The NeMo container a lower-case framework name gives as "(YY.MM[.patch] nemo container)", as YYMM
+/// (Megatron-Bridge's performance tables: "Megatron-Bridge / Megatron-Core (26.06 NeMo Container)" →
+/// 2606), or 0 when it names none.
+int nemo_container(const std::string& f) {
+    const size_t at = f.find(" nemo container");
+    if (at == std::string::npos) return 0;
+    const size_t open = f.rfind('(', at);
+    if (open == std::string::npos) return 0;
+    int yy = 0, mm = 0, read = 0;
+    if (std::sscanf(f.c_str() + open + 1, "%2d.%2d%n", &yy, &mm, &read) != 2 || read != 5) return 0;
+    return mm >= 1 && mm <= 12 ? yy * 100 + mm : 0;
+}
 bool names_year_up_to(const std::string& f, int last) {
     const int year = named_year(f);
     return year != 0 && year <= last;
 }
 }  // namespace
 
-FrameworkDefaults framework_defaults(const std::string& framework, const std::string& generation, Precision precision) {
+FrameworkDefaults framework_defaults(const std::string& framework, const std::string& generation, Precision precision,
+                                     bool moe) {
     const std::string f = ascii_lower(framework);
     FrameworkDefaults d;
     const bool nanotron = f.find("nanotron") != std::string::npos;
@@ -116,7 +130,8 @@ FrameworkDefaults framework_defaults(const std::string& framework, const std::st
     // NeMo's recipes add MegatronCommOverlapCallback(tp_comm_overlap=True) with a userbuffers config
     // per model and GPU; Megatron-Bridge's performance configs set comm_overlap likewise. Their MoE
     // configs' moe_a2a_overlap (overlap_moe_expert_parallel_comm) defaults off and is set for H100
-    // (scripts/performance/configs: DeepSeek-V3 and Qwen3-235B on H100), not for B200/GB200.
+    // (scripts/performance/configs: DeepSeek-V3 and Qwen3-235B on H100), not for B200/GB200 but in the
+    // MXFP8 recipe from the 26.06 container (below).
     const bool bridge = f.find("megatron-bridge") != std::string::npos;
     const bool recipe = bridge || f.find("nemo") != std::string::npos;  // NeMo's or Megatron-Bridge's recipes
     d.tp_comm_overlap = recipe;
@@ -132,6 +147,20 @@ FrameworkDefaults framework_defaults(const std::string& framework, const std::st
     // loop over their local experts (moe/experts.py); torchtitan's grouped_mm and DeepSeek's DeepGEMM are
     // one launch for all of a rank's experts.
     if (family == "megatron" || deepspeed) d.expert_gemms = ExpertGemms::per_expert;
+    // From the 26.06 container Megatron-Bridge runs its MXFP8 MoE benchmarks on Blackwell with one set of
+    // settings (its perf recipes' _enable_hybridep_full_iteration_mxfp8 for Qwen3 and DeepSeek-V3, the
+    // full-iteration MXFP8 overrides for GPT-OSS; issue #2885, "enable improved Group Linear module for
+    // MoE", enabled for 26.06 by #3983): the whole step as one CUDA graph (cuda_graph_impl
+    // "full_iteration"), the experts as Transformer Engine's fused grouped MLP (one grouped GEMM with
+    // SwiGLU and the MXFP8 quantization, NVTE_CUTEDSL_FUSED_GROUPED_MLP), HybridEP dispatch, and
+    // overlap_moe_expert_parallel_comm with delay_wgrad_compute. Dense recipes and the BF16/FP8-CS MoE
+    // ones keep Transformer Engine's per-module graphs or none, which are not priced (enums.h).
+    if (bridge && moe && generation == "blackwell" && precision == Precision::mxfp8 && nemo_container(f) >= 2606) {
+        d.cuda_graphs = CudaGraphs::full;
+        d.expert_gemms = ExpertGemms::grouped;
+        d.moe_dispatcher = Dispatcher::hybridep;
+        d.ep_comm_overlap = true;
+    }
     // Gradients in fp32: torchtitan's mixed_precision_reduce (float32, whatever the precision); with bf16
     // compute, DeepSpeed's BF16 optimizer and Megatron-LM's --accumulate-allreduce-grads-in-fp32 (set for
     // bf16 unless --grad-reduce-in-bf16). NeMo's and Megatron-Bridge's performance recipes reduce in bf16.
@@ -159,6 +188,7 @@ void apply_framework_defaults(const FrameworkDefaults& fw, Layout& l) {
     l.moe_dispatcher = fw.moe_dispatcher;
     l.expert_gemms = fw.expert_gemms;
     l.zero3_comm = fw.zero3_comm;
+    l.cuda_graphs = fw.cuda_graphs;
 }
 
 double moe_load_factor(const Layout& l) {
