@@ -8,6 +8,7 @@
 #include "shardplan/plan.h"
 #include "shardplan/presets.h"
 #include "shardplan/report.h"
+#include "shardplan/suggest.h"
 
 using namespace shardplan;
 
@@ -455,4 +456,38 @@ TEST(Plan, TensorParallelOverlapLeavesTheFirstChunkExposed) {
     const Plan no_sp = plan_of("llama3-8b", "dgx-h100", 8, l);
     l.tp_comm_overlap = false;
     EXPECT_DOUBLE_EQ(no_sp.time.step_s, plan_of("llama3-8b", "dgx-h100", 8, l).time.step_s);
+}
+
+// The recomputation ladder (suggest.h) offers the cheap replays without the attention core, as recipes set
+// them (Megatron-Bridge: ["mla_up_proj"] for DeepSeek-V3 on GB200 in BF16, ["layernorm", "moe_act"] for
+// GPT-OSS on B200): for an MLA MoE model the norms, the experts' activation and MLA's up-projections each
+// alone and the three together, none replaying core_attn, between Megatron's default and the sets with the
+// attention core; a dense GQA model has only the norms among them. Each is a superset of what the layout
+// already replays.
+TEST(Plan, RecomputeLadderOffersTheCheapReplaysAloneAndTogether) {
+    const ClusterSpec c = preset_cluster("gb200-nvl72");
+    auto sets = [&](const ModelSpec& m, const Layout& l) {
+        std::vector<uint32_t> out;
+        for (const auto& [label, n] : recompute_options(m, c, l, [&](const Layout& x) { return evaluate(m, c, x); }))
+            if (n.recompute == Recompute::selective) out.push_back(n.recompute_modules);
+        return out;
+    };
+    const uint32_t attn = module_bit(RecomputeModule::core_attn), ln = module_bit(RecomputeModule::layernorm),
+                   act = module_bit(RecomputeModule::moe_act), mla = module_bit(RecomputeModule::mla_up_proj);
+    Layout l;
+    l.ep = 8;
+    l.dp = 8;
+    const std::vector<uint32_t> moe = sets(preset_model("deepseek-v3"), l);
+    ASSERT_GE(moe.size(), 6u);
+    EXPECT_EQ(std::vector<uint32_t>(moe.begin(), moe.begin() + 6),
+              (std::vector<uint32_t>{attn, ln, act, mla, ln | act | mla, attn | ln | act | mla}));
+    Layout dense;
+    dense.dp = 8;
+    const std::vector<uint32_t> gqa = sets(preset_model("llama3-8b"), dense);
+    ASSERT_GE(gqa.size(), 3u);
+    EXPECT_EQ(std::vector<uint32_t>(gqa.begin(), gqa.begin() + 3), (std::vector<uint32_t>{attn, ln, attn | ln}));
+    // From Megatron's default (core_attn), only the sets that keep replaying it remain.
+    l.recompute = Recompute::selective;
+    l.recompute_modules = attn;
+    for (const uint32_t s : sets(preset_model("deepseek-v3"), l)) EXPECT_EQ(s & attn, attn) << s;
 }

@@ -22,8 +22,9 @@ struct FitChange {
 };
 
 /// The recomputation settings heavier than `l`'s, lightest first: Megatron's default selective set
-/// (core_attn); the elementwise modules beside it (layernorm, moe_act, and mla_up_proj under MLA); those
-/// and every MLP, expert and shared-expert block; full recomputation of only the first N layers of each
+/// (core_attn); the cheap replays without the attention core, each alone and all together (layernorm,
+/// moe_act under MoE, mla_up_proj under MLA, as Megatron-Bridge's recipes name them); those with core_attn;
+/// those and every MLP, expert and shared-expert block; full recomputation of only the first N layers of each
 /// stage chunk (Megatron's block method) with the smallest N that `plan` says fits; full. Each comes with
 /// its label ("recompute selective (core_attn,layernorm)"). `plan` is the evaluation to bisect N with
 /// (the simulated plan, or the closed form inside the fit's loop). Used by fit_changes and by validate,

@@ -126,36 +126,36 @@ Efficiency default_efficiency(const std::string& generation) {
         e.gemm_8 = 0.65;
         e.gemm_4 = 0.55;
         e.gemm_half_dim = 170.3;
-        e.moe = 0.7025;
+        e.moe = 0.7032;
         e.attn = 0.2136;
-        e.scale_out_bw = 0.7711;
+        e.scale_out_bw = 0.7707;
         e.overlap_dp = 0.5908;
-        e.a2a = 0.8338;
-        e.reserve_bytes = 2.01e+09;
+        e.a2a = 0.8343;
+        e.reserve_bytes = 1.849e+09;
     }
     if (generation == "blackwell") {  // 64 runs
         e.gemm_16 = 0.51;
-        e.gemm_8 = 0.649;
+        e.gemm_8 = 0.6156;
         e.gemm_4 = 0.76;
         e.gemm_half_dim = 250;
-        e.moe = 0.7385;
-        e.attn = 0.1506;
-        e.scale_out_bw = 0.6784;
-        e.overlap_dp = 0.2805;
+        e.moe = 0.7254;
+        e.attn = 0.1579;
+        e.scale_out_bw = 0.6545;
+        e.overlap_dp = 0.3006;
         e.a2a = 0.9999;
-        e.reserve_bytes = 2.01e+09;
+        e.reserve_bytes = 1.849e+09;
     }
     if (generation == "hopper") {  // 162 runs
-        e.gemm_16 = 0.684;
-        e.gemm_8 = 0.6199;
+        e.gemm_16 = 0.6829;
+        e.gemm_8 = 0.619;
         e.gemm_4 = 0.55;
-        e.gemm_half_dim = 479.3;
-        e.moe = 0.8221;
-        e.attn = 0.2153;
-        e.scale_out_bw = 0.7702;
-        e.overlap_dp = 0.7966;
-        e.a2a = 0.8213;
-        e.reserve_bytes = 2.01e+09;
+        e.gemm_half_dim = 472.9;
+        e.moe = 0.8224;
+        e.attn = 0.2152;
+        e.scale_out_bw = 0.7693;
+        e.overlap_dp = 0.7974;
+        e.a2a = 0.8222;
+        e.reserve_bytes = 1.851e+09;
     }
     // FITTED-END
     // Hopper-native attention (cuDNN fused attention, FlashAttention-3) against FlashAttention-2 on H100,

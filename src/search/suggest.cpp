@@ -2,6 +2,7 @@
 #include "shardplan/suggest.h"
 
 #include <algorithm>
+#include <bit>
 
 #include <fmt/format.h>
 
@@ -32,12 +33,23 @@ std::vector<std::pair<std::string, Layout>> recompute_options(const ModelSpec& m
     const uint32_t have = l.recompute == Recompute::selective
                               ? (l.recompute_modules ? l.recompute_modules : module_bit(RecomputeModule::core_attn))
                               : 0;
-    uint32_t elementwise = module_bit(RecomputeModule::core_attn) | module_bit(RecomputeModule::layernorm);
-    if (m.moe) elementwise |= module_bit(RecomputeModule::moe_act);
-    if (m.mla) elementwise |= module_bit(RecomputeModule::mla_up_proj);
+    // The cheap replays, the attention core aside: the norms, the experts' activation, MLA's up-projections,
+    // each alone and all together (Megatron-Bridge's recipes name these: ["mla_up_proj"], ["moe_act"],
+    // ["layernorm", "moe_act"]).
+    std::vector<uint32_t> sets = {module_bit(RecomputeModule::core_attn)};
+    uint32_t cheap = 0;
+    for (const RecomputeModule r : {RecomputeModule::layernorm, RecomputeModule::moe_act, RecomputeModule::mla_up_proj}) {
+        if ((r == RecomputeModule::moe_act && !m.moe) || (r == RecomputeModule::mla_up_proj && !m.mla)) continue;
+        sets.push_back(module_bit(r));
+        cheap |= module_bit(r);
+    }
+    if (std::popcount(cheap) > 1) sets.push_back(cheap);
+    const uint32_t elementwise = cheap | module_bit(RecomputeModule::core_attn);
     uint32_t blocks = elementwise | module_bit(RecomputeModule::mlp);
     if (m.moe) blocks |= module_bit(RecomputeModule::moe) | module_bit(RecomputeModule::shared_experts);
-    for (const uint32_t set : {module_bit(RecomputeModule::core_attn), elementwise, blocks}) {
+    sets.push_back(elementwise);
+    sets.push_back(blocks);
+    for (const uint32_t set : sets) {
         if ((set & have) != have || set == have) continue;
         Layout n = l;
         n.recompute = Recompute::selective;
