@@ -60,6 +60,14 @@ struct MeasuredGemms {
 };
 const std::map<std::string, MeasuredGemms> kMeasuredGemms = {{"blackwell", {0.51, 250.0}}};
 
+/// The generation's bf16 GEMM curve from kMeasuredGemms, where it has one.
+void take_measured_gemms(Efficiency& e, const std::string& generation) {
+    if (const auto m = kMeasuredGemms.find(generation); m != kMeasuredGemms.end()) {
+        e.gemm_16 = m->second.gemm_16;
+        e.gemm_half_dim = m->second.gemm_half_dim;
+    }
+}
+
 // `params`' constants of `from` into `to`; the others stay the case's own (its generation's sourced
 // values, or a GEMM share a fit across generations leaves to each), so one fit can span generations.
 void apply(Efficiency& to, const Efficiency& from, const std::vector<FitParam>& params) {
@@ -204,23 +212,21 @@ Efficiency generic_efficiency(const std::string& generation) {
         e.gemm_16 = 0.80;
         e.gemm_8 = 0.68;
     }
-    if (generation == "blackwell") {
-        // bf16 as a B200 runs the layers' GEMMs under load (kMeasuredGemms), where one burst of a smaller
-        // GEMM reaches 0.60-0.65 and S51's 16384^2 0.59; fp8 and fp4 at their cuBLASLt figures.
-        e.gemm_16 = kMeasuredGemms.at(generation).gemm_16;
-        e.gemm_half_dim = kMeasuredGemms.at(generation).gemm_half_dim;
+    if (generation == "blackwell") {  // fp8 and fp4 at their cuBLASLt figures
         e.gemm_8 = 0.58;
         e.gemm_4 = 0.76;
     }
+    // bf16 where the layers' GEMMs were timed under load (kMeasuredGemms: a B200's, where one burst of a
+    // smaller GEMM reaches 0.60-0.65 and S51's 16384^2 0.59).
+    take_measured_gemms(e, generation);
     return e;
 }
 
 Efficiency shared_start(const std::string& generation, const Efficiency& shared) {
     Efficiency e = generic_efficiency(generation);
     apply(e, shared, shared_params());
-    // A roll-off measured for the generation stays its own (generation_params); the GEMM shares are not shared.
-    if (const auto m = kMeasuredGemms.find(generation); m != kMeasuredGemms.end())
-        e.gemm_half_dim = m->second.gemm_half_dim;
+    // A GEMM curve measured for the generation stays its own (generation_params); the shares are not shared.
+    take_measured_gemms(e, generation);
     return e;
 }
 
