@@ -363,6 +363,50 @@ TEST(Memory, NanotronSplitsStagesByComputeCost) {
     EXPECT_EQ(split_stages(llama, l)[0].layers, 4);
 }
 
+// evaluate() keeps the last split per thread and reuses it while the layer pattern and schedule match.
+// nanotron's split by cost also depends on the widths and on the split itself: one thread planning a
+// nanotron layout, then the same layout split evenly, then a model that differs only in its vocabulary,
+// must see the split each would get on its own (the Playbook's 1.34B model on 8 stages: 3, 3, 2, 3, 2, 3,
+// 0, 0 by cost, 2 each evenly; with a 49,152-token vocabulary the head costs 1.5 layers, not 4: shares of
+// 17.5/8 = 2.19 layers give 3, 2, 2, 2, 2, 3, 2 and the head alone on the last rank).
+TEST(Memory, EvaluateNeverReusesASplitMadeForAnotherSplitOrWidth) {
+    ModelSpec m = preset_model("llama3-8b");
+    m.layers = 16;
+    m.hidden = 2048;
+    m.heads = 32;
+    m.kv_heads = 32;
+    m.head_dim = 64;
+    m.ffn_hidden = 8192;
+    m.vocab = 131072;
+    ClusterSpec c = preset_cluster("h100-sxm");
+    c.gpus = 8;
+    Layout l;
+    l.pp = 8;
+    l.dp = 1;
+    l.micro_batch = 1;
+    l.global_batch = 16;
+    l.seq_len = 4096;
+    auto layers = [&](const ModelSpec& model, const Layout& layout) {
+        const Plan p = evaluate(model, c, layout);
+        std::vector<int64_t> out;
+        for (const StageReport& r : p.stages) out.push_back(r.stage.layers);
+        std::vector<int64_t> fresh;
+        for (const Stage& s : split_stages(model, layout)) fresh.push_back(s.layers);
+        EXPECT_EQ(out, fresh);
+        return out;
+    };
+    l.stage_split = StageSplit::cost;
+    EXPECT_EQ(layers(m, l), (std::vector<int64_t>{3, 3, 2, 3, 2, 3, 0, 0}));
+    l.stage_split = StageSplit::even;
+    EXPECT_EQ(layers(m, l), (std::vector<int64_t>(8, 2)));
+    l.stage_split = StageSplit::cost;
+    layers(m, l);
+    ModelSpec small_vocab = m;
+    small_vocab.vocab = 49152;
+    EXPECT_EQ(layers(small_vocab, l), (std::vector<int64_t>{3, 2, 2, 2, 2, 3, 2, 0}));
+    EXPECT_EQ(layers(m, l), (std::vector<int64_t>{3, 3, 2, 3, 2, 3, 0, 0}));
+}
+
 TEST(Memory, CostSplitCoversEveryLayerOnceAndHasOneLastStage) {
     ModelSpec m = preset_model("llama3-8b");
     for (int64_t n = 1; n <= 100; ++n)

@@ -107,14 +107,16 @@ Scratch& scratch() {
     return s;
 }
 
-/// 1. Layers onto pipeline ranks. The split depends only on the layer pattern and the schedule: the last
-/// one is reused when they match.
+/// 1. Layers onto pipeline ranks. The even split depends only on the layer pattern and the schedule: the
+/// last one is reused when they match. nanotron's split by cost depends on every width as well (a layer's
+/// matrices against the LM head's), so it is made anew each time and clears what is kept.
 const std::vector<Stage>& split(const ModelSpec& m, const Layout& l, Scratch& x) {
     const std::array<int64_t, 6> key{m.layers, m.moe ? m.moe->dense_layers : -1, m.moe ? m.moe->layer_freq : -1, l.pp,
                                      l.schedule == Schedule::interleaved ? l.vpp : 1, static_cast<int64_t>(l.schedule)};
-    if (key != x.split_key) {
+    const bool by_cost = l.stage_split == StageSplit::cost;
+    if (by_cost || key != x.split_key) {
         split_stages(m, l, x.stages);
-        x.split_key = key;
+        x.split_key = by_cost ? std::array<int64_t, 6>{-1, -1, -1, -1, -1, -1} : key;
     }
     return x.stages;
 }
