@@ -400,7 +400,7 @@ TEST(Memory, EvaluateNeverReusesASplitMadeForAnotherSplitOrWidth) {
     l.stage_split = StageSplit::even;
     EXPECT_EQ(layers(m, l), (std::vector<int64_t>(8, 2)));
     l.stage_split = StageSplit::cost;
-    layers(m, l);
+    layers(m, l);  // the last split made is the 131,072-token model's by cost
     ModelSpec small_vocab = m;
     small_vocab.vocab = 49152;
     EXPECT_EQ(layers(small_vocab, l), (std::vector<int64_t>{3, 2, 2, 2, 2, 3, 2, 0}));
