@@ -317,13 +317,9 @@ TEST(Memory, EagerKernelsKeepTheActivationOutputAndTheFp32LossCopies) {
     EXPECT_EQ(framework_defaults("").kernels, Kernels::fused);
 }
 
-// nanotron's stage split (layout.stage_split = cost): blocks in order, each rank keeps taking them until
-// the running cost passes its share, the block that passes it included. The Ultra-Scale Playbook's 1.34B
-// model: a layer costs 4·a·d·h + 3·f·h = 4·32·64·2048 + 3·8192·2048 = 67,108,864 (= c); the LM head
-// V·h = 131072·2048 = 4c; the whole 16c + 4c = 20c. On 8 stages each share is 2.5c: rank 0 takes layers
-// 1-3 (3c > 2.5c), rank 1 layers 4-6 (6c > 5c), rank 2 layers 7-8 (8c > 7.5c), rank 3 9-11, rank 4 12-13,
-// rank 5 14-16 (16c > 15c), rank 6 the LM head (20c > 17.5c), rank 7 nothing but the loss's place.
-TEST(Memory, NanotronSplitsStagesByComputeCost) {
+namespace {
+// The Ultra-Scale Playbook's 1.34B model (nanotron Llama: 16 layers, hidden 2,048, 32 heads, 131,072 tokens).
+ModelSpec playbook_1_34b() {
     ModelSpec m = preset_model("llama3-8b");
     m.layers = 16;
     m.hidden = 2048;
@@ -332,6 +328,18 @@ TEST(Memory, NanotronSplitsStagesByComputeCost) {
     m.head_dim = 64;
     m.ffn_hidden = 8192;
     m.vocab = 131072;
+    return m;
+}
+}  // namespace
+
+// nanotron's stage split (layout.stage_split = cost): blocks in order, each rank keeps taking them until
+// the running cost passes its share, the block that passes it included. The Ultra-Scale Playbook's 1.34B
+// model: a layer costs 4·a·d·h + 3·f·h = 4·32·64·2048 + 3·8192·2048 = 67,108,864 (= c); the LM head
+// V·h = 131072·2048 = 4c; the whole 16c + 4c = 20c. On 8 stages each share is 2.5c: rank 0 takes layers
+// 1-3 (3c > 2.5c), rank 1 layers 4-6 (6c > 5c), rank 2 layers 7-8 (8c > 7.5c), rank 3 9-11, rank 4 12-13,
+// rank 5 14-16 (16c > 15c), rank 6 the LM head (20c > 17.5c), rank 7 nothing but the loss's place.
+TEST(Memory, NanotronSplitsStagesByComputeCost) {
+    ModelSpec m = playbook_1_34b();
     Layout l;
     l.pp = 8;
     l.stage_split = StageSplit::cost;
@@ -370,14 +378,7 @@ TEST(Memory, NanotronSplitsStagesByComputeCost) {
 // 0, 0 by cost, 2 each evenly; with a 49,152-token vocabulary the head costs 1.5 layers, not 4: shares of
 // 17.5/8 = 2.19 layers give 3, 2, 2, 2, 2, 3, 2 and the head alone on the last rank).
 TEST(Memory, EvaluateNeverReusesASplitMadeForAnotherSplitOrWidth) {
-    ModelSpec m = preset_model("llama3-8b");
-    m.layers = 16;
-    m.hidden = 2048;
-    m.heads = 32;
-    m.kv_heads = 32;
-    m.head_dim = 64;
-    m.ffn_hidden = 8192;
-    m.vocab = 131072;
+    ModelSpec m = playbook_1_34b();
     ClusterSpec c = preset_cluster("h100-sxm");
     c.gpus = 8;
     Layout l;
