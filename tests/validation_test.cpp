@@ -212,8 +212,9 @@ TEST(Validation, BigScienceLayoutSearchStaysWithinTheReachedBounds) {
 // max_memory_allocated of any rank (19 readings, one per layout). Reached: memory median 1.5 %, p90 5.9 %,
 // none more than 10 % under; throughput median 6.9 %, p90 18.8 %, ranking 96 % of 103 pairs since the
 // recomputation ladder took the cheap replays (Blackwell refit); 7.3 % since Blackwell's `moe` was refit
-// with Megatron-Bridge's 26.06 MoE recipe (0.81 → 0.74, its MoE rows 2-3 % slower); 6.5 %, 18.9 % since Blackwell's GEMM roll-off is taken from the node's kernel timings (13.7 %,
-// 22.0 %, 97 % with it fitted on calibration.json; docs/validation.md, "Megatron-LM on one B200 node").
+// with Megatron-Bridge's 26.06 MoE recipe (0.81 → 0.74, its MoE rows 2-3 % slower); 6.5 %, 18.9 % since
+// Blackwell's GEMM roll-off is taken from the node's kernel timings (13.7 %, 22.0 %, 97 % with it fitted
+// on calibration.json; docs/validation.md, "Megatron-LM on one B200 node").
 TEST(Validation, SimuMaxB200RunsStayWithinTheReachedBounds) {
     const CaseList cases = example_cases("simumax_b200.json");
     const ValidationReport r = validate_cases(cases);
@@ -395,10 +396,9 @@ TEST(Validation, RankingCountsSameJobPairsMoreThanFivePercentApart) {
 // The headline figure: each source of calibration.json predicted with constants fitted on the others.
 // Reached: median 5.8 %, p90 17.3 %, ranking 85 % of 20, since the recomputation ladder offers the cheap
 // replays without the attention core (Megatron-Bridge's p90 23.6 → 22.2 %); 5.8 %, 17.4 %, 85 %, since
-// Megatron-Bridge's MXFP8 MoE recipe on
-// Blackwell from its 26.06 container is planned as it runs (layout.cuda_graphs full, grouped experts,
-// HybridEP, EP overlap: its seven runs from -12..-38 % to -6..+10 %; Megatron-Bridge 10.8 → 9.3 %, p90
-// 28.1 → 23.6 %); 6.0 %, 20.0 %, 85 %, since Blackwell's bf16 GEMMs and their roll-off are
+// Megatron-Bridge's MXFP8 MoE recipe on Blackwell from its 26.06 container is planned as it runs
+// (layout.cuda_graphs full, grouped experts, HybridEP, EP overlap: its seven runs from -12..-38 % to
+// -6..+10 %; Megatron-Bridge 10.8 → 9.3 %, p90 28.1 → 23.6 %); 6.0 %, 20.0 %, 85 %, since Blackwell's bf16 GEMMs and their roll-off are
 // taken from a B200's kernel timings (SimuMax's), not fitted (the median better, the p90 a step worse at the
 // 90th run: the 75th-88th percentiles all fell, 0.138 → 0.128 at the 75th); 6.6 %, 19.6 %, 85 %, since
 // flash attention's backward is 2.9 × its
