@@ -110,9 +110,11 @@ TEST(Validation, PublishedRunsStayWithinTheReachedBounds) {
     // of the host's launch time (fused_host_share; 5.0 % / 16.9 % before); 5.1 % / 16.7 % since Blackwell's
     // bf16 GEMMs and their roll-off are taken from a B200's kernel timings (SimuMax's), not fitted; 5.1 % /
     // 14.5 % since Megatron-Bridge's MXFP8 MoE recipe on Blackwell from 26.06 runs as its recipe sets it
-    // (layout.cuda_graphs full, grouped experts, HybridEP, EP overlap).
+    // (layout.cuda_graphs full, grouped experts, HybridEP, EP overlap); 5.0 % / 14.3 % since NVFP4's GEMMs
+    // run at their burst figure times the B200's under-load ratio (Blackwell's `gemm_8` 0.62 → 0.58, at its
+    // cuBLASLt figure rather than above it).
     EXPECT_LE(s.median_abs_error, 0.052) << "median |error| of tokens/s per GPU";
-    EXPECT_LE(s.p90_abs_error, 0.147) << "90th percentile |error|";
+    EXPECT_LE(s.p90_abs_error, 0.145) << "90th percentile |error|";
     // The same-job ranking in sample: 85 % of 20 pairs since SC21's ZeRO-3 runs are priced (its other
     // PTD-P / ZeRO-3 pair goes the measured way); 80 % since reduce-scatter and all-gather are rings (one of
     // SC21's PTD-P / ZeRO-3 pairs now goes the measured way); 75 % since the shared set (80 % before: one Megatron-Bridge
@@ -210,7 +212,9 @@ TEST(Validation, BigScienceLayoutSearchStaysWithinTheReachedBounds) {
 // SimuMax's B200 runs (examples/validation/simumax_b200.json, in the repository, fitted on nowhere): 43
 // Megatron-LM runs on one 8-GPU B200 node, models cut to their first layers, with the most
 // max_memory_allocated of any rank (19 readings, one per layout). Reached: memory median 1.5 %, p90 5.9 %,
-// none more than 10 % under; throughput median 6.9 %, p90 18.8 %, ranking 96 % of 103 pairs since the
+// none more than 10 % under; throughput median 8.5 %, p90 15.8 %, ranking 96 % of 103 pairs since NVFP4's
+// GEMMs run at their burst figure times the node's under-load ratio (Blackwell refit: `attn` 0.158 → 0.185,
+// its dense rows a point faster, the 128k-token CP rows 8 points nearer); 6.9 %, 18.8 % since the
 // recomputation ladder took the cheap replays (Blackwell refit); 7.3 % since Blackwell's `moe` was refit
 // with Megatron-Bridge's 26.06 MoE recipe (0.81 → 0.74, its MoE rows 2-3 % slower); 6.5 %, 18.9 % since
 // Blackwell's GEMM roll-off is taken from the node's kernel timings (13.7 %, 22.0 %, 97 % with it fitted
@@ -226,8 +230,8 @@ TEST(Validation, SimuMaxB200RunsStayWithinTheReachedBounds) {
     EXPECT_LE(r.summary.memory.median_abs_error, 0.02);
     EXPECT_LE(r.summary.memory.p90_abs_error, 0.065);
     EXPECT_EQ(r.summary.memory_under_10, 0);
-    EXPECT_LE(r.summary.median_abs_error, 0.076);
-    EXPECT_LE(r.summary.p90_abs_error, 0.195);
+    EXPECT_LE(r.summary.median_abs_error, 0.087);
+    EXPECT_LE(r.summary.p90_abs_error, 0.165);
     EXPECT_GE(r.summary.ranking.share(), 0.95);
 }
 
@@ -394,7 +398,9 @@ TEST(Validation, RankingCountsSameJobPairsMoreThanFivePercentApart) {
 }
 
 // The headline figure: each source of calibration.json predicted with constants fitted on the others.
-// Reached: median 5.8 %, p90 17.3 %, ranking 85 % of 20, since the recomputation ladder offers the cheap
+// Reached: median 5.7 %, p90 17.2 %, ranking 85 % of 20, since NVFP4's GEMMs run at their cuBLASLt burst
+// figure times the B200's under-load ratio (0.76 × 0.51/0.63 = 0.615; Megatron-Bridge 9.4 → 8.5 %, p90
+// 22.2 → 20.8 %, its NVFP4 runs +15..+26 % → +5..+17 %); 5.8 %, 17.3 %, 85 %, since the recomputation ladder offers the cheap
 // replays without the attention core (Megatron-Bridge's p90 23.6 → 22.2 %); 5.8 %, 17.4 %, 85 %, since
 // Megatron-Bridge's MXFP8 MoE recipe on Blackwell from its 26.06 container is planned as it runs
 // (layout.cuda_graphs full, grouped experts, HybridEP, EP overlap: its seven runs from -12..-38 % to
@@ -438,8 +444,8 @@ TEST(Validation, RankingCountsSameJobPairsMoreThanFivePercentApart) {
 TEST(Validation, LeaveOneSourceOutStaysWithinTheReachedBounds) {
     SHARDPLAN_REQUIRE_SHARED(kCalibration);
     const LeaveOneSourceOut l = leave_one_source_out(read_cases(read_json_file(kCalibration, "calibration"), "calibration").cases);
-    EXPECT_LE(l.throughput.median_abs_error, 0.059);
-    EXPECT_LE(l.throughput.p90_abs_error, 0.176);
+    EXPECT_LE(l.throughput.median_abs_error, 0.058);
+    EXPECT_LE(l.throughput.p90_abs_error, 0.174);
     EXPECT_GE(l.ranking.share(), 0.85);
 }
 

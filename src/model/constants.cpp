@@ -50,7 +50,9 @@ const std::vector<Constant>& efficiency_constants() {
          "from its cuBLAS figure (H100 0.68, B200 0.58)"},
         {"gemm_4", &Efficiency::gemm_4, "gemm_4", S::one, "fraction", 0.01, 1, 0.15, 0.90, true,
          "large nvfp4 GEMMs, share of the 4-bit dense peak",
-         "cuBLASLt fp4: 76 % of 10 PF on GB200 at 16384^3 (reference B.6: S7); fitted where fp4 runs exist"},
+         "cuBLASLt fp4: 76 % of 10 PF on GB200 at 16384^3 in one burst (reference B.6: S7); Blackwell starts at 0.615, "
+         "that figure at the 0.51/0.63 a B200's bf16 GEMMs keep under load (SimuMax's timings, docs/validation.md); "
+         "fitted where fp4 runs of two sources or more exist"},
         {"gemm_half_dim", &Efficiency::gemm_half_dim, "gemm_half_dim", S::one, "elements", 0, 1e6, 16, 2048, true,
          "GEMM dimension at which a GEMM reaches half its large-size efficiency",
          "efficiency halves near min-dim 1024-2048 and falls below 0.1 at 512 (reference B.6: S39); fitted; "

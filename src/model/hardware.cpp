@@ -126,35 +126,35 @@ Efficiency default_efficiency(const std::string& generation) {
         e.gemm_8 = 0.65;
         e.gemm_4 = 0.55;
         e.gemm_half_dim = 170.3;
-        e.moe = 0.7032;
+        e.moe = 0.7023;
         e.attn = 0.2136;
-        e.scale_out_bw = 0.7707;
+        e.scale_out_bw = 0.7714;
         e.overlap_dp = 0.5908;
-        e.a2a = 0.8343;
+        e.a2a = 0.8334;
         e.reserve_bytes = 1.849e+09;
     }
     if (generation == "blackwell") {  // 64 runs
         e.gemm_16 = 0.51;
-        e.gemm_8 = 0.6156;
-        e.gemm_4 = 0.76;
+        e.gemm_8 = 0.5828;
+        e.gemm_4 = 0.6152;
         e.gemm_half_dim = 250;
-        e.moe = 0.7254;
-        e.attn = 0.1579;
-        e.scale_out_bw = 0.6545;
-        e.overlap_dp = 0.3006;
+        e.moe = 0.6694;
+        e.attn = 0.1851;
+        e.scale_out_bw = 0.6576;
+        e.overlap_dp = 0.3275;
         e.a2a = 0.9999;
         e.reserve_bytes = 1.849e+09;
     }
     if (generation == "hopper") {  // 162 runs
-        e.gemm_16 = 0.6829;
-        e.gemm_8 = 0.619;
+        e.gemm_16 = 0.6827;
+        e.gemm_8 = 0.6189;
         e.gemm_4 = 0.55;
-        e.gemm_half_dim = 472.9;
-        e.moe = 0.8224;
-        e.attn = 0.2152;
-        e.scale_out_bw = 0.7693;
-        e.overlap_dp = 0.7974;
-        e.a2a = 0.8222;
+        e.gemm_half_dim = 472.1;
+        e.moe = 0.8225;
+        e.attn = 0.2153;
+        e.scale_out_bw = 0.7694;
+        e.overlap_dp = 0.7973;
+        e.a2a = 0.8221;
         e.reserve_bytes = 1.851e+09;
     }
     // FITTED-END
