@@ -94,7 +94,7 @@ void add_scenario_flags(CLI::App& cmd, ScenarioFlags& f, bool with_degrees, bool
     }
     if (with_sizes) {
         cmd.add_option("--global-batch", f.global_batch, "Sequences per step");
-        cmd.add_option("--seq-len", f.seq_len, "Tokens per sequence");
+        cmd.add_option("--seq-len", f.seq_len, "Tokens per sequence (default 4096; the built-in scenario's 8192)");
     }
     cmd.add_option("--precision", f.precision, "bf16 | fp16 | fp8 | mxfp8 | nvfp4");
 }
@@ -147,9 +147,13 @@ Case resolve_scenario(const ScenarioFlags& f) {
         const Scenario s = default_scenario();
         c.model = s.model;
         c.cluster = s.cluster;
+        // Naming a model or a cluster leaves the default scenario's layout behind: the library's defaults
+        // hold, as they do for the same request through the API, the Python module and the page.
         c.layout = from_defaults ? s.layout : Layout{};
-        if (!from_defaults) c.layout.dp = 0;  // not stated: derived by apply_overrides
-        if (!from_defaults) c.layout.seq_len = s.layout.seq_len;
+        if (!from_defaults) {
+            c.layout.dp = 0;  // not stated: derived by apply_overrides
+            c.layout.sequence_parallel = c.layout.tp > 1;  // the JSON reader's default (`--tp` resets it too)
+        }
     }
     if (!f.model.empty()) c.model = model_from_arg(f.model, "--model");
     if (!f.cluster.empty()) {

@@ -166,5 +166,17 @@ else
     fail=$((fail + 1))
 fi
 
+# One default per field whichever door a request comes in by: flags naming a model and a cluster, and a
+# case file saying only as much (the API's and the Python module's reader), plan the same layout (the CLI
+# had put the built-in scenario's 8,192 tokens where the library's default is 4,096).
+printf '{"model": "llama3-8b", "cluster": {"preset": "dgx-h100", "gpus": 8}, "layout": {"global_batch": 64}}' >"$tmp/short.json"
+"$bin" plan --model llama3-8b --cluster dgx-h100 --gpus 8 --global-batch 64 --json >"$tmp/flags.json" 2>/dev/null
+"$bin" plan --case "$tmp/short.json" --json >"$tmp/file.json" 2>/dev/null
+if python3 -c 'import json,sys; a,b=(json.load(open(f)) for f in sys.argv[1:]); sys.exit(0 if a["inputs"]["layout"]["seq_len"]==4096 and a["inputs"]["layout"]==b["inputs"]["layout"] and a["throughput"]==b["throughput"] else 1)' "$tmp/flags.json" "$tmp/file.json"; then
+    pass=$((pass + 1))
+else
+    echo "FAIL: flags and a case file with the same fields planned different layouts"; fail=$((fail + 1))
+fi
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
