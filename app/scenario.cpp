@@ -147,18 +147,19 @@ Case resolve_scenario(const ScenarioFlags& f) {
         const Scenario s = default_scenario();
         c.model = s.model;
         c.cluster = s.cluster;
-        // Naming a model or a cluster leaves the default scenario's layout behind: the library's defaults
-        // hold, as they do for the same request through the API, the Python module and the page.
-        c.layout = from_defaults ? s.layout : Layout{};
-        if (!from_defaults) {
-            c.layout.dp = 0;  // not stated: derived by apply_overrides
-            c.layout.sequence_parallel = c.layout.tp > 1;  // the JSON reader's default (`--tp` resets it too)
-        }
+        c.layout = s.layout;
     }
     if (!f.model.empty()) c.model = model_from_arg(f.model, "--model");
     if (!f.cluster.empty()) {
         c.cluster = cluster_from_arg(f.cluster, "--cluster");
         if (!f.dp) c.layout.dp = 0;  // another machine: the case's dp is stale
+    }
+    // Naming a model or a cluster leaves the default scenario's layout behind: the layout starts as a
+    // request body without one reads (io's reader, its framework defaults for this GPU and model), as it
+    // does through the API, the Python module and the page.
+    if (f.case_file.empty() && !from_defaults) {
+        c.layout = layout_from_json(json::object(), "layout", c.cluster.gpu.generation, c.model.moe.has_value());
+        c.layout.dp = 0;  // not stated: derived by apply_overrides
     }
     // The flags on top, by the library's one resolver (the API reads a search's pins with it too).
     return apply_overrides(std::move(c), f, Naming::flags);
