@@ -55,10 +55,11 @@ namespace {
 // of 250), where calibration.json's Blackwell runs, mostly FP8 at 4k-8k tokens, had fitted 0.64 and 992
 // (docs/validation.md, "Megatron-LM on one B200 node"). A cluster's own `calibrate` fits them as the rest.
 struct MeasuredGemms {
-    double gemm_16;        // eta_max, bf16
+    double gemm_16;        // eta_max, bf16, under load
     double gemm_half_dim;  // elements
+    double burst_16;       // what one burst of such a GEMM reaches on the same part (0.60-0.65 there)
 };
-const std::map<std::string, MeasuredGemms> kMeasuredGemms = {{"blackwell", {0.51, 250.0}}};
+const std::map<std::string, MeasuredGemms> kMeasuredGemms = {{"blackwell", {0.51, 250.0, 0.63}}};
 
 /// The generation's bf16 GEMM curve from kMeasuredGemms, where it has one.
 void take_measured_gemms(Efficiency& e, const std::string& generation) {
@@ -214,10 +215,11 @@ Efficiency generic_efficiency(const std::string& generation) {
     }
     if (generation == "blackwell") {
         e.gemm_8 = 0.58;  // its cuBLASLt figure
-        // fp4's burst figure, 0.76, at the ratio a B200's bf16 GEMMs keep under load (0.51 of peak in a
-        // training step against 0.60-0.65 in one burst: kMeasuredGemms): no source times NVFP4 GEMMs
-        // under load, and the fp4 runs are one source's, so the fit leaves it here.
-        e.gemm_4 = 0.76 * 0.51 / 0.63;
+        // fp4's burst figure, 0.76, at the share of its burst a B200's bf16 GEMMs keep under load
+        // (kMeasuredGemms: 0.51 against 0.63): no source times NVFP4 GEMMs under load, and the fp4 runs
+        // are one source's, so the fit leaves it here.
+        const MeasuredGemms& b200 = kMeasuredGemms.at("blackwell");
+        e.gemm_4 = 0.76 * b200.gemm_16 / b200.burst_16;
     }
     // bf16 where the layers' GEMMs were timed under load (kMeasuredGemms: a B200's, where one burst of a
     // smaller GEMM reaches 0.60-0.65 and S51's 16384^2 0.59).
