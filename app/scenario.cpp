@@ -147,7 +147,7 @@ Case resolve_scenario(const ScenarioFlags& f) {
         const Scenario s = default_scenario();
         c.model = s.model;
         c.cluster = s.cluster;
-        c.layout = s.layout;
+        if (from_defaults) c.layout = s.layout;  // otherwise read below, for the model and GPU named
     }
     if (!f.model.empty()) c.model = model_from_arg(f.model, "--model");
     if (!f.cluster.empty()) {
