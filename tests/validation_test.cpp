@@ -112,7 +112,8 @@ TEST(Validation, PublishedRunsStayWithinTheReachedBounds) {
     // 14.5 % since Megatron-Bridge's MXFP8 MoE recipe on Blackwell from 26.06 runs as its recipe sets it
     // (layout.cuda_graphs full, grouped experts, HybridEP, EP overlap); 5.0 % / 14.3 % since NVFP4's GEMMs
     // run at their burst figure times the B200's under-load ratio (Blackwell's `gemm_8` 0.62 → 0.58, at its
-    // cuBLASLt figure rather than above it).
+    // cuBLASLt figure rather than above it); 4.9 % / 14.2 % since llm-foundry's runs are priced as the eager
+    // PyTorch they ran.
     EXPECT_LE(s.median_abs_error, 0.052) << "median |error| of tokens/s per GPU";
     EXPECT_LE(s.p90_abs_error, 0.145) << "90th percentile |error|";
     // The same-job ranking in sample: 85 % of 20 pairs since SC21's ZeRO-3 runs are priced (its other
@@ -143,7 +144,8 @@ TEST(Validation, PublishedRunsStayWithinTheReachedBounds) {
 
 // vTrain's 1,440 single-node A100 runs were never fitted on: they test the ranking and the 80 % ranges
 // on unseen runs. Reached: 97 % of 46,421 same-job pairs ordered as measured (96 % before the unfused core
-// was priced as batched GEMMs), 91 % of the runs inside their plan's range, median 7.5 %, p90 18.1 % (7.4 %
+// was priced as batched GEMMs), 77 % of the runs inside their plan's range (78 % before llm-foundry's runs
+// were priced as eager PyTorch, whose refit narrowed the Ampere band; 91 % at most), median 7.5 %, p90 18.1 % (7.4 %
 // before flash attention's backward was 2.9 × its forward), since
 // a layer of Megatron-DeepSpeed's fused kernels takes 0.73 of the host's launch time, the share that meets
 // these runs' own floor (15.6 %, 27.5 %, 86 % before: the floor had been read as 3 ms); before, 90 % of the runs inside
@@ -398,7 +400,9 @@ TEST(Validation, RankingCountsSameJobPairsMoreThanFivePercentApart) {
 }
 
 // The headline figure: each source of calibration.json predicted with constants fitted on the others.
-// Reached: median 5.7 %, p90 17.2 %, ranking 85 % of 20, since NVFP4's GEMMs run at their cuBLASLt burst
+// Reached: median 5.7 %, p90 16.9 %, ranking 85 % of 20, since llm-foundry's runs are priced as the eager
+// PyTorch they ran (kernels and gradient accumulation eager: MosaicML's p90 14.5 → 14.1 %, DGX Cloud 6.7 →
+// 6.5 %, Megatron-Bridge 8.5 → 8.9 % through the refit); 5.7 %, 17.2 %, 85 %, since NVFP4's GEMMs run at their cuBLASLt burst
 // figure times the B200's under-load ratio (0.76 × 0.51/0.63 = 0.615; Megatron-Bridge 9.4 → 8.5 %, p90
 // 22.2 → 20.8 %, its NVFP4 runs +15..+26 % → +5..+17 %); 5.8 %, 17.3 %, 85 %, since the recomputation ladder offers the cheap
 // replays without the attention core (Megatron-Bridge's p90 23.6 → 22.2 %); 5.8 %, 17.4 %, 85 %, since
@@ -445,7 +449,7 @@ TEST(Validation, LeaveOneSourceOutStaysWithinTheReachedBounds) {
     SHARDPLAN_REQUIRE_SHARED(kCalibration);
     const LeaveOneSourceOut l = leave_one_source_out(read_cases(read_json_file(kCalibration, "calibration"), "calibration").cases);
     EXPECT_LE(l.throughput.median_abs_error, 0.058);
-    EXPECT_LE(l.throughput.p90_abs_error, 0.174);
+    EXPECT_LE(l.throughput.p90_abs_error, 0.171);
     EXPECT_GE(l.ranking.share(), 0.85);
 }
 

@@ -55,7 +55,7 @@ enum class CudaGraphs { none, full };
 /// How the framework runs the pointwise work around the GEMMs: fused kernels (Megatron-Core and Transformer
 /// Engine: SwiGLU in one kernel, vocab-parallel cross-entropy in place) or eager PyTorch ops, one autograd
 /// node each (torchtitan's and nanotron's Llama: the activation's output kept beside its inputs; the loss
-/// through an fp32 copy of the logits). docs/model.md §2.2.
+/// through an fp32 copy of the logits; llm-foundry's MPT). docs/model.md §2.2.
 enum class Kernels { fused, eager };
 /// How layers are split over pipeline stages: even (Megatron-LM: middle stages take ceil(L/pp), the two
 /// ends share the rest) or cost (nanotron: stages take the model's blocks in order until their cumulative
@@ -78,7 +78,7 @@ enum class GradBuckets { views, copies, low_precision };
 /// the fp32 main gradient itself: Megatron's --gradient-accumulation-fusion, on by default) or eager
 /// (backward writes each parameter's gradient in the weights' dtype, and the framework then adds it to
 /// its fp32 buffer, a pass over every parameter each micro-batch: nanotron's FP32GradientAccumulator,
-/// PyTorch's AccumulateGrad under torchtitan, DeepSpeed's BF16 optimizer `update_hp_grads`).
+/// PyTorch's AccumulateGrad under torchtitan and llm-foundry, DeepSpeed's BF16 optimizer `update_hp_grads`).
 enum class GradAccumulation { fused, eager };
 /// How the loss turns the LM head's bf16 logits into a cross-entropy, by what it holds per logit at its
 /// peak: fused (Megatron's vocab-parallel cross-entropy, a fused or compiled loss: the fp32 copy it keeps

@@ -104,9 +104,13 @@ FrameworkDefaults framework_defaults(const std::string& framework, const std::st
     if (family == "megatron" && (deepspeed || names_year_up_to(f, 2022))) d.attention = AttentionKernel::unfused;
     // Who adds each micro-batch's 16-bit gradients to fp32 buffers in a pass of its own: nanotron's
     // FP32GradientAccumulator (optim/gradient_accumulator.py), torchtitan through PyTorch's AccumulateGrad
-    // and FSDP2, DeepSpeed's BF16 optimizer (below). Megatron fuses the addition into the weight-gradient
-    // GEMM (--gradient-accumulation-fusion).
-    if (nanotron || torchtitan) {
+    // and FSDP2, llm-foundry through AccumulateGrad on FSDP's shards, DeepSpeed's BF16 optimizer (below).
+    // Megatron fuses the addition into the weight-gradient GEMM (--gradient-accumulation-fusion).
+    // llm-foundry's throughput sweep (scripts/train/benchmarking/submit_benchmarks.py, the source of
+    // MosaicML's tables) runs `composer train/train.py` on a PyTorch 1.13 image: MPT's modules as eager
+    // PyTorch ops, no torch.compile, its attention the one fused kernel.
+    const bool foundry = f.find("llm-foundry") != std::string::npos || f.find("composer") != std::string::npos;
+    if (nanotron || torchtitan || foundry) {
         d.kernels = Kernels::eager;
         d.grad_accumulation = GradAccumulation::eager;
     }
