@@ -71,7 +71,7 @@ TEST(Compute, FusedAttentionRunsAttnFusedTimesFlashAttentionTwo) {
     EXPECT_EQ(framework_defaults("Megatron-Bridge", "blackwell").moe_dispatcher, Dispatcher::alltoall);
     EXPECT_EQ(framework_defaults("").moe_dispatcher, Layout{}.moe_dispatcher);
     // Eager PyTorch ops, and gradients added to their buffers in a pass of their own: nanotron, torchtitan,
-    // and llm-foundry, whose throughput sweep runs `composer train/train.py` on PyTorch 1.13 without
+    // and llm-foundry, whose throughput sweep runs `composer train/train.py` on PyTorch 1.13 or 2.0.1 without
     // torch.compile; Megatron's fused kernels add into the main gradient inside the weight-gradient GEMM.
     for (const char* eager : {"Composer / llm-foundry (PyTorch FSDP)", "MosaicML llm-foundry", "torchtitan", "nanotron"}) {
         EXPECT_EQ(framework_defaults(eager).kernels, Kernels::eager) << eager;

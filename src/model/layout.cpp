@@ -107,8 +107,8 @@ FrameworkDefaults framework_defaults(const std::string& framework, const std::st
     // and FSDP2, llm-foundry through AccumulateGrad on FSDP's shards, DeepSpeed's BF16 optimizer (below).
     // Megatron fuses the addition into the weight-gradient GEMM (--gradient-accumulation-fusion).
     // llm-foundry's throughput sweep (scripts/train/benchmarking/submit_benchmarks.py, the source of
-    // MosaicML's tables) runs `composer train/train.py` on a PyTorch 1.13 image: MPT's modules as eager
-    // PyTorch ops, no torch.compile, its attention the one fused kernel.
+    // MosaicML's tables) runs `composer train/train.py` on PyTorch 1.13 (its default image) or 2.0.1 (the
+    // image sweep.sh passes): MPT's modules as eager ops, no torch.compile, its attention the one fused kernel.
     const bool foundry = f.find("llm-foundry") != std::string::npos || f.find("composer") != std::string::npos;
     if (nanotron || torchtitan || foundry) {
         d.kernels = Kernels::eager;
