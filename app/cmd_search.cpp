@@ -174,8 +174,9 @@ Run setup_search(CLI::App& cmd) {
                 // None got as far as its memory: a setting rules every layout out, not the GPUs' size.
                 std::cout << fmt::format("\nNo layout runs: every one is rejected by the checks above, most often: {}.\n",
                                          reason_text(reasons.front().second));
-            else
-                std::cout << "\nNo layout fits. Add GPUs, lower the global batch or sequence length, or allow recomputation.\n";
+            else  // recomputation is only advice while the search may not use all of it
+                std::cout << fmt::format("\nNo layout fits. Add GPUs, lower the global batch or sequence length{}.\n",
+                                         sp.recompute == Recompute::full ? "" : ", or allow recomputation");
             return 0;
         }
         std::cout << fmt::format("\nBest layouts\n  {:>2}  {:<30} {:>3} {:>4} {:<9} {:<3} {:<11} {:<14} {:>11} {:>7} {:>9}\n",

@@ -139,7 +139,11 @@ expect 2 "--format: expected one of megatron, torchtitan, deepspeed" import --fo
 "$bin" export --model llama3-8b --cluster dgx-h100 --gpus 64 --tp 2 --global-batch 256 --seq-len 4096 --format deepspeed > "$tmp/ds.json"
 expect 2 "--seq-len: expected the sequence length (a DeepSpeed config does not give it)" import --format deepspeed "$tmp/ds.json" --model llama3-8b
 # --no-crossing that rejects every layout says so, not "add GPUs" (issue 16).
-expect 0 "4 that would run were rejected by --no-crossing" search --model llama3-70b --cluster dgx-h100 --gpus 16 --global-batch 16 --seq-len 8192 --no-crossing --max-pp 1 --max-cp 1 --recompute none
+expect 0 "4 that would run were rejected by --no-crossing" search --model llama3-70b --cluster dgx-h100 --gpus 16 --global-batch 16 --seq-len 2048 --no-crossing --max-pp 1 --max-cp 1 --recompute selective --grad-dtype fp32
+# A search that already recomputes everything is not told to allow recomputation.
+expect 0 "No layout fits. Add GPUs, lower the global batch or sequence length." search --model llama3-405b --cluster dgx-h100 --gpus 8 --global-batch 8 --seq-len 8192 --recompute full
+# The optimizer step is the peak where its fp32 copies of 16-bit gradients outweigh what the passes hold.
+expect 0 "at the optimizer step (fp32 copies of its 16-bit gradients)" plan --model llama3-8b --cluster dgx-h100 --gpus 8 --tp 8 --global-batch 8 --seq-len 2048 --recompute full --grad-dtype bf16 --zero 0
 # calibrate's single-source rule counts sources as the fit does, over runs with a measured throughput: a
 # second source that only names a layout does not switch it on; one with a measurement does.
 runs() {  # runs SOURCE2 MEASURED2

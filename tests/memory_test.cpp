@@ -18,6 +18,12 @@ ClusterSpec cluster(int64_t gpus) {
     c.gpus = gpus;
     return c;
 }
+// What a stage holds while its passes run, before the optimizer step's moment is weighed against it
+// (settle_step_moment): the terms the tests below work out by hand. Their layouts keep 16-bit gradients
+// on few GPUs, where the step's fp32 copies of them would be the peak (TheOptimizerStepIs... below).
+MemoryBreakdown in_passes(const ModelSpec& m, const ClusterSpec& c, const Layout& l, const Stage& s, double in_flight) {
+    return stage_memory_in_passes(m, c, l, s, in_flight, layer_memory(m, l));
+}
 Stage whole(const ModelSpec& m) {
     Stage s;
     s.layers = m.layers;
@@ -299,15 +305,15 @@ TEST(Memory, EagerKernelsKeepTheActivationOutputAndTheFp32LossCopies) {
     l.seq_len = 4096;
     l.zero = 0;
     const Stage s = whole(m);
-    const MemoryBreakdown fused = stage_memory(m, c, l, s, 1.0);
+    const MemoryBreakdown fused = in_passes(m, c, l, s, 1.0);
     l.kernels = Kernels::eager;
-    const MemoryBreakdown eager = stage_memory(m, c, l, s, 1.0);
+    const MemoryBreakdown eager = in_passes(m, c, l, s, 1.0);
     EXPECT_DOUBLE_EQ(eager.activations_bytes - fused.activations_bytes, 32.0 * 117'440'512.0);
     EXPECT_DOUBLE_EQ(eager.other_bytes, fused.other_bytes);  // the loss is cross_entropy's, not the kernels'
     l.cross_entropy = CrossEntropy::sharded;
-    EXPECT_DOUBLE_EQ(stage_memory(m, c, l, s, 1.0).other_bytes - fused.other_bytes, 2'101'346'304.0);
+    EXPECT_DOUBLE_EQ(in_passes(m, c, l, s, 1.0).other_bytes - fused.other_bytes, 2'101'346'304.0);
     l.cross_entropy = CrossEntropy::upcast;
-    EXPECT_DOUBLE_EQ(stage_memory(m, c, l, s, 1.0).other_bytes - fused.other_bytes, 3'152'019'456.0);
+    EXPECT_DOUBLE_EQ(in_passes(m, c, l, s, 1.0).other_bytes - fused.other_bytes, 3'152'019'456.0);
     EXPECT_EQ(framework_defaults("torchtitan (PyTorch FSDP2/DTensor)").cross_entropy, CrossEntropy::upcast);
     EXPECT_EQ(framework_defaults("nanotron (benchmark branch)").cross_entropy, CrossEntropy::sharded);
     EXPECT_EQ(framework_defaults("Megatron-Core").cross_entropy, CrossEntropy::fused);
@@ -537,9 +543,9 @@ TEST(Memory, SequenceParallelKeepsTwoFullSequenceGatherBuffers) {
     Layout l = tp8_one_sequence();
     const Stage s = whole(m);
     l.sequence_parallel = false;
-    const double off = stage_memory(m, c, l, s, 1.0).other_bytes;
+    const double off = in_passes(m, c, l, s, 1.0).other_bytes;
     l.sequence_parallel = true;
-    EXPECT_DOUBLE_EQ(stage_memory(m, c, l, s, 1.0).other_bytes - off, 67'108'864.0);
+    EXPECT_DOUBLE_EQ(in_passes(m, c, l, s, 1.0).other_bytes - off, 67'108'864.0);
 }
 
 // Without the backward's re-gather (nanotron's tp_recompute_allgather false) the QKV and first MLP GEMMs
@@ -553,13 +559,13 @@ TEST(Memory, KeptGatheredInputsCostTpTimesTheirShard) {
     Layout l = tp8_one_sequence();
     const Stage s = whole(m);
     const LayerMemory regather = layer_memory(m, l);
-    const double other = stage_memory(m, c, l, s, 1.0).other_bytes;
+    const double other = in_passes(m, c, l, s, 1.0).other_bytes;
     l.tp_recompute_allgather = false;
     const LayerMemory keep = layer_memory(m, l);
     EXPECT_DOUBLE_EQ(keep.act_dense - regather.act_dense, 58'720'256.0);
     EXPECT_DOUBLE_EQ(keep.act_full_dense - regather.act_full_dense, 58'720'256.0);
     EXPECT_DOUBLE_EQ(keep.act_head - regather.act_head, 29'360'128.0);
-    EXPECT_DOUBLE_EQ(other - stage_memory(m, c, l, s, 1.0).other_bytes, 67'108'864.0);
+    EXPECT_DOUBLE_EQ(other - in_passes(m, c, l, s, 1.0).other_bytes, 67'108'864.0);
     l.sequence_parallel = false;
     Layout no_sp = l;
     no_sp.tp_recompute_allgather = true;
@@ -567,7 +573,8 @@ TEST(Memory, KeptGatheredInputsCostTpTimesTheirShard) {
     EXPECT_DOUBLE_EQ(layer_memory(m, l).act_head, layer_memory(m, no_sp).act_head);
 }
 
-// The peak's moment. Llama 3 8B on one GPU per stage, T = 4096, fused kernels, nothing recomputed. One
+// The peak's moment while the passes run (the optimizer step's, below, weighed after). Llama 3 8B on one
+// GPU per stage, T = 4096, fused kernels, nothing recomputed. One
 // layer's MLP keeps gate and up, 2 B · T · 2f = 234,881,024, and the activation output, 2 B · T · f =
 // 117,440,512: 352,321,536 B, more than attention's Q, K, V, O and log-sum-exp (2·T·(4096 + 1024 + 1024)
 // + 2·T·4096 + 4·T·32 = 84,410,368), so a layer's backward holds that much in gradients at once. On the
@@ -583,12 +590,61 @@ TEST(Memory, ThePeakIsTheLossOrALayersBackwardWhicheverHoldsMore) {
     l.global_batch = 8;
     l.seq_len = 4096;
     const auto st = split_stages(m, l);
-    const MemoryBreakdown first = stage_memory(m, c, l, st[0], 2.0);
+    const MemoryBreakdown first = in_passes(m, c, l, st[0], 2.0);
     EXPECT_EQ(first.peak, PeakMoment::backward);
     EXPECT_DOUBLE_EQ(first.other_bytes, 352'321'536.0 + 67'108'864.0);
-    const MemoryBreakdown last = stage_memory(m, c, l, st[1], 1.0);
+    const MemoryBreakdown last = in_passes(m, c, l, st[1], 1.0);
     EXPECT_EQ(last.peak, PeakMoment::loss);
     EXPECT_DOUBLE_EQ(last.other_bytes, 1'050'673'152.0 + 67'108'864.0);
+}
+
+// The optimizer step's moment. Llama 3 8B whole on one GPU, P = 8,030,261,248 parameters, ZeRO-0, 16-bit
+// gradients (NeMo's and Megatron-Bridge's recipes reduce in bf16), full recomputation at T = 2048: the
+// passes hold little beyond the state (32 layer inputs and the loss's logits, a few GB), but before its step
+// an fp32-master optimizer copies the 16-bit gradients it owns to fp32 (Megatron-Core's
+// `_copy_model_grads_to_main_grads`, `.float()`): 2 + 2 + 12 + 4 = 20 B a parameter, 160,605,224,960 B,
+// with no activation left. The allocator still keeps what the passes reserved, which the copies reuse
+// first: reserved is the larger of the two. With fp32 gradients `.float()` copies nothing; with ZeRO-1 over
+// 8 GPUs the copies are of an eighth (4P/8 = 4,015,130,624 B), which, without recomputation at T = 4096,
+// is less than the passes hold (32 layers' activations, over 10 GB).
+TEST(Memory, TheOptimizerStepIsThePeakWhenItsFp32GradientCopiesOutweighThePasses) {
+    const ModelSpec m = preset_model("llama3-8b");
+    const ClusterSpec c = cluster(1);
+    Layout l;
+    l.global_batch = 1;
+    l.seq_len = 2048;
+    l.zero = 0;
+    l.recompute = Recompute::full;
+    const Stage s = whole(m);
+    const double P = 8'030'261'248.0;
+    const MemoryBreakdown passes = in_passes(m, c, l, s, 1.0);
+    EXPECT_DOUBLE_EQ(passes.step_bytes, 4.0 * P);
+    EXPECT_LT(passes.activations_bytes + passes.pass_bytes, 4.0 * P);
+    const MemoryBreakdown mem = stage_memory(m, c, l, s, 1.0);
+    EXPECT_EQ(mem.peak, PeakMoment::optimizer);
+    EXPECT_DOUBLE_EQ(mem.activations_bytes, 0.0);
+    EXPECT_DOUBLE_EQ(mem.allocated_bytes(), 160'605'224'960.0 + (passes.other_bytes - passes.pass_bytes));
+    EXPECT_DOUBLE_EQ(mem.reserved_bytes(), std::max(passes.reserved_bytes(), mem.allocated_bytes()));
+    EXPECT_GT(mem.allocated_bytes(), passes.allocated_bytes());
+    // The plan reports the same moment, and the report says so.
+    const Plan p = evaluate(m, c, l);
+    EXPECT_EQ(p.memory.peak, PeakMoment::optimizer);
+    EXPECT_DOUBLE_EQ(p.memory.allocated_bytes(), mem.allocated_bytes());
+    EXPECT_EQ(plan_to_json(p)["memory"]["peak"], "optimizer");
+    // fp32 gradients: nothing copied, the passes are the peak.
+    Layout fp32 = l;
+    fp32.grad_dtype = GradDtype::fp32;
+    EXPECT_DOUBLE_EQ(in_passes(m, c, fp32, s, 1.0).step_bytes, 0.0);
+    EXPECT_NE(stage_memory(m, c, fp32, s, 1.0).peak, PeakMoment::optimizer);
+    // ZeRO-1 over 8 GPUs: the optimizer owns an eighth, and copies only that.
+    Layout z1 = l;
+    z1.dp = 8;
+    z1.global_batch = 8;
+    z1.zero = 1;
+    z1.seq_len = 4096;
+    z1.recompute = Recompute::none;
+    EXPECT_DOUBLE_EQ(in_passes(m, cluster(8), z1, s, 1.0).step_bytes, 4'015'130'624.0);
+    EXPECT_NE(stage_memory(m, cluster(8), z1, s, 1.0).peak, PeakMoment::optimizer);
 }
 
 // Full recomputation's method and N (Megatron's --recompute-method, --recompute-num-layers). Llama 3 8B,
@@ -613,7 +669,7 @@ TEST(Memory, FullRecomputeByMethodAndNumberOfLayers) {
         Layout x = l;
         x.recompute_method = method;
         x.recompute_layers = n;
-        return stage_memory(m, c, x, s, 1.0).activations_bytes;
+        return in_passes(m, c, x, s, 1.0).activations_bytes;
     };
     EXPECT_DOUBLE_EQ(act(RecomputeMethod::uniform, 1), 32 * input + full);
     EXPECT_DOUBLE_EQ(act(RecomputeMethod::uniform, 4), 8 * input + 4 * full);

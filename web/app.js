@@ -271,6 +271,7 @@ function renderMemory(p) {
   svg.dataset.total = m.total_bytes;
   const inFlight = p.stages[m.worst_stage]?.in_flight ?? 1;
   const moment = m.peak === 'loss' ? 'at a micro-batch\'s loss'
+    : m.peak === 'optimizer' ? 'at the optimizer step (fp32 copies of its 16-bit gradients)'
     : `at a layer's backward, ${inFlight} micro-batch${inFlight === 1 ? '' : 'es'} in flight`;
   $('mem-stage').textContent = `stage ${m.worst_stage} (fullest), ${moment} · ${fmtBytes(m.total_bytes)} of ${fmtBytes(m.capacity_bytes)} usable · ` +
     `allocated ${fmtBytes(m.allocated_bytes)}, reserved ${fmtBytes(m.reserved_bytes)}, device ${fmtBytes(m.device_bytes)}`;

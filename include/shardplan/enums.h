@@ -93,9 +93,10 @@ enum class CrossEntropy { fused, sharded, upcast };
 /// segments grow in place, so the cache holds almost nothing beyond what is allocated).
 enum class Allocator { classic, expandable };
 /// The moment a stage's allocated memory peaks: a layer's backward after the warm-up (every micro-batch
-/// in flight and the gradients of one block's activations) or the loss of a micro-batch (bf16 and fp32
-/// logits at once, on the stage with the LM head).
-enum class PeakMoment { backward, loss };
+/// in flight and the gradients of one block's activations), the loss of a micro-batch (bf16 and fp32
+/// logits at once, on the stage with the LM head), or the optimizer step (no activations left, but the
+/// fp32 copies of 16-bit gradients an fp32-master optimizer makes of what it owns).
+enum class PeakMoment { backward, loss, optimizer };
 /// What selective recomputation replays in the backward: Megatron's --recompute-modules names, and two
 /// that torchtitan's op-level selective checkpointing replays and Megatron has no module for: mlp_act
 /// (the activation function of dense MLPs and shared experts) and every_second_gemm (K, the output and a
@@ -202,8 +203,8 @@ template <> struct EnumNames<Axis> {
         {Axis::etp, "etp"}, {Axis::edp, "edp"}}};
 };
 template <> struct EnumNames<PeakMoment> {
-    static constexpr std::array<std::pair<PeakMoment, std::string_view>, 2> table{{
-        {PeakMoment::backward, "backward"}, {PeakMoment::loss, "loss"}}};
+    static constexpr std::array<std::pair<PeakMoment, std::string_view>, 3> table{{
+        {PeakMoment::backward, "backward"}, {PeakMoment::loss, "loss"}, {PeakMoment::optimizer, "optimizer"}}};
 };
 template <> struct EnumNames<Tier> {
     static constexpr std::array<std::pair<Tier, std::string_view>, 2> table{{

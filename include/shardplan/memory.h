@@ -28,6 +28,11 @@ struct MemoryBreakdown {
     double activations_bytes = 0;  // stored for the backward, of every micro-batch in flight
     double other_bytes = 0;        // buffers: the loss's transient logits or one block's gradients (whichever
                                    // is larger: `peak`), FP8 copies, gathered FSDP layers, PP send/recv, SP gathers
+    double pass_bytes = 0;         // the share of other_bytes alive only while forward and backward passes run
+                                   // (the loss or a block's gradients, FSDP's gathered layers, PP send/recv)
+    double step_bytes = 0;         // what the optimizer step holds beyond the state and the lasting buffers:
+                                   // fp32 copies of the 16-bit gradients it owns (counted in other_bytes when
+                                   // `peak` is the optimizer step)
     PeakMoment peak = PeakMoment::backward;
     double allocator_bytes = 0;    // reserved − allocated: the caching allocator's rounding and fragmentation
     double runtime_bytes = 0;      // device − reserved: CUDA context, NCCL communicators, library workspaces
@@ -39,6 +44,23 @@ struct MemoryBreakdown {
     void add_activations(double bytes, double fragmentation) {
         activations_bytes += bytes;
         allocator_bytes += bytes * fragmentation;
+    }
+    /// The optimizer step's moment, weighed once the activations in flight are added: every activation
+    /// and pass buffer is freed by then, the fp32 gradient copies (step_bytes) are not yet. When it holds
+    /// more, it is the peak: activations 0, buffers the lasting ones and the copies; the caching allocator
+    /// still keeps the segments the passes reserved, which the copies reuse first, so reserved is the larger
+    /// of the passes' reserved figure and the step's allocated one (docs/model.md §2.5).
+    void settle_step_moment() {
+        if (peak == PeakMoment::optimizer || step_bytes <= 0) return;
+        const double lasting = other_bytes - pass_bytes;
+        const double at_step = weights_bytes + grads_bytes + optimizer_bytes + lasting + step_bytes;
+        if (at_step <= allocated_bytes()) return;
+        const double reserved_in_passes = reserved_bytes();
+        activations_bytes = 0;
+        other_bytes = lasting + step_bytes;
+        pass_bytes = 0;
+        allocator_bytes = std::max(0.0, reserved_in_passes - at_step);
+        peak = PeakMoment::optimizer;
     }
     /// The caching allocator keeps freed blocks for reuse, but an allocation that would not fit makes it
     /// release them and retry (PyTorch's CUDACachingAllocator, release_cached_blocks): its cache fills
@@ -94,13 +116,19 @@ double layer_activation_bytes(const ModelSpec& m, const Layout& l, bool moe_laye
 /// The same without any recomputation: the working set while a layer's backward runs.
 double layer_activation_bytes_full(const ModelSpec& m, const Layout& l, bool moe_layer);
 
-/// Memory of one GPU of this stage with `in_flight` micro-batches of activations alive at the peak.
+/// Memory of one GPU of this stage at its peak, with `in_flight` micro-batches of activations alive while
+/// the passes run (the optimizer step's moment weighed against it: settle_step_moment).
 MemoryBreakdown stage_memory(const ModelSpec& m, const ClusterSpec& c, const Layout& l, const Stage& s,
                              double in_flight);
 MemoryBreakdown stage_memory(const ModelSpec& m, const ClusterSpec& c, const Layout& l, const Stage& s,
                              double in_flight, const LayerMemory& lm);
+/// The same while the passes run, before the optimizer step is weighed: further activations may still be
+/// added (add_activations), then settle_step_moment() gives the peak.
+MemoryBreakdown stage_memory_in_passes(const ModelSpec& m, const ClusterSpec& c, const Layout& l, const Stage& s,
+                                       double in_flight, const LayerMemory& lm);
 /// What each further micro-batch in flight adds to the stage's stored activations (before the allocator's
-/// share): stage_memory(in_flight) = stage_memory(0) with add_activations(in_flight × this, fragmentation).
+/// share): stage_memory_in_passes(in_flight) = stage_memory_in_passes(0) with add_activations(in_flight × this,
+/// fragmentation).
 double stage_activation_bytes_per_micro_batch(const Stage& s, const LayerMemory& lm);
 /// The layers of a stage full recomputation replays: every one (uniform), the first recompute_layers of
 /// each of the rank's chunks (block), none without full recomputation.

@@ -266,6 +266,13 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const ClusterSpec& c, const Lay
 
 MemoryBreakdown stage_memory(const ModelSpec& m, const ClusterSpec& c, const Layout& l, const Stage& s,
                              double in_flight, const LayerMemory& lm) {
+    MemoryBreakdown mem = stage_memory_in_passes(m, c, l, s, in_flight, lm);
+    mem.settle_step_moment();
+    return mem;
+}
+
+MemoryBreakdown stage_memory_in_passes(const ModelSpec& m, const ClusterSpec& c, const Layout& l, const Stage& s,
+                                       double in_flight, const LayerMemory& lm) {
     const StageParams p = stage_params(m, l, s, lm);
     const double T = static_cast<double>(l.micro_batch) * static_cast<double>(l.seq_len) / static_cast<double>(l.cp);
     // ZeRO shards over the data-parallel group: dp·cp for dense parameters (CP ranks hold the same
@@ -289,6 +296,12 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const ClusterSpec& c, const Lay
     // dp. Under ZeRO-2 its other optimizer reduces and partitions them as they come.
     if (l.grad_buckets == GradBuckets::low_precision && l.zero < 2) mem.grads_bytes += kWeightBytes * p.total();
     mem.optimizer_bytes = kOptimizerBytes * sharded(1);
+    // An optimizer keeping fp32 master weights steps on fp32 gradients: from 16-bit ones it first makes an
+    // fp32 copy of those it owns (Megatron-Core's DistributedOptimizer and Float16OptimizerWithFloat16Params,
+    // `_copy_model_grads_to_main_grads`: `.float()` of each owned gradient shard, released by the next
+    // step's zero_grad; DeepSpeed ZeRO-1/2 likewise casts each gradient partition to the fp32 one). With
+    // fp32 gradients `.float()` returns the tensor itself: nothing more.
+    if (l.grad_dtype != GradDtype::fp32) mem.step_bytes = 4.0 * sharded(1);
 
     const int64_t n_dense = s.layers - s.moe_layers;
     double act = in_flight * stage_activation_bytes_per_micro_batch(s, lm);
@@ -304,7 +317,7 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const ClusterSpec& c, const Lay
     // Outside the allocator: CUDA context, NCCL communicator buffers, cuBLAS/cuDNN workspaces.
     mem.runtime_bytes = c.gpu.eff.reserve_bytes;
 
-    double other = 0;
+    double other = 0, pass = 0;  // pass: the part alive only while the passes run
     // Low-precision weight copies (FP8 transpose caches) exist for the weights this GPU holds; the
     // embeddings stay bf16. Under ZeRO-3 only the shard is held between uses.
     const double held = p.total() - p.embedding;
@@ -312,10 +325,10 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const ClusterSpec& c, const Lay
     if (l.zero >= 3 && l.pp > 1) {
         // FSDP under pipeline parallelism keeps the stage's parameters gathered across its micro-batches
         // and accumulates unsharded gradients (torchtitan: reshard_after_forward off with PP).
-        other += p.total() * (kWeightBytes + grad_bytes(l.grad_dtype));
+        pass += p.total() * (kWeightBytes + grad_bytes(l.grad_dtype));
     } else if (l.zero >= 3) {
         // FSDP keeps the current and the prefetched layer gathered, plus one layer of unsharded gradients.
-        other += p.largest_layer * (2.0 * kWeightBytes + grad_bytes(l.grad_dtype));
+        pass += p.largest_layer * (2.0 * kWeightBytes + grad_bytes(l.grad_dtype));
     }
     // The peak comes at one of two moments, whichever holds more beside the micro-batches in flight:
     // the loss of a micro-batch on the stage with the LM head, or a layer's backward after the warm-up.
@@ -339,7 +352,7 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const ClusterSpec& c, const Lay
     // for that block (autograd frees each input's gradient once the block before it has consumed it).
     const double working = std::max(n_dense > 0 ? lm.grad_dense : 0.0, s.moe_layers > 0 ? lm.grad_moe : 0.0);
     mem.peak = loss >= working && s.last ? PeakMoment::loss : PeakMoment::backward;
-    other += std::max(loss, working);
+    pass += std::max(loss, working);
     if (l.tp > 1 && l.sequence_parallel && l.tp_recompute_allgather) {
         // Sequence parallelism gathers each column-parallel GEMM's input to the full sequence into a
         // buffer the framework keeps between layers (Megatron-LM's global memory buffer, nanotron's
@@ -350,9 +363,10 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const ClusterSpec& c, const Lay
     if (l.pp > 1) {  // send and receive buffers of the stage boundary activations
         const double boundary = kElem * T * static_cast<double>(m.hidden) /
                                 ((l.sequence_parallel && l.tp > 1) ? static_cast<double>(l.tp) : 1.0);
-        other += 2.0 * boundary;
+        pass += 2.0 * boundary;
     }
-    mem.other_bytes = other;
+    mem.pass_bytes = pass;
+    mem.other_bytes = other + pass;
     return mem;
 }
 

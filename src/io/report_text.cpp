@@ -76,8 +76,9 @@ std::string format_plan(const Plan& p, bool color) {
     }
     line("");
     const double in_flight = p.stages.empty() ? 1.0 : p.stages[static_cast<size_t>(p.worst_memory_stage)].in_flight;
-    const std::string moment = p.memory.peak == PeakMoment::loss
-                                   ? "at a micro-batch's loss"
+    const std::string moment = p.memory.peak == PeakMoment::loss ? "at a micro-batch's loss"
+                               : p.memory.peak == PeakMoment::optimizer
+                                   ? "at the optimizer step (fp32 copies of its 16-bit gradients)"
                                    : fmt::format("at a layer's backward, {:g} micro-batch{} in flight", in_flight,
                                                  in_flight == 1.0 ? "" : "es");
     line(st.bold(fmt::format("Memory per GPU · stage {} of {} (the fullest), {} · {}", p.worst_memory_stage, l.pp,

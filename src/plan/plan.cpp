@@ -87,7 +87,7 @@ namespace {
 struct StageClass {
     const Stage* first;  // lowest-index member
     int64_t count;
-    MemoryBreakdown at0;  // memory with no micro-batch in flight
+    MemoryBreakdown at0;  // memory in the passes with no micro-batch in flight (the step not yet weighed)
     double act_per_mb;    // stored activations each micro-batch in flight adds
     StageTimes times;
 };
@@ -134,17 +134,19 @@ void model_stage_memory(const ModelSpec& m, const ClusterSpec& c, const Layout& 
                  x.classes[k].first->first == s.first && x.classes[k].first->last == s.last))
             ++k;
         if (k == x.classes.size())
-            x.classes.push_back({&s, 0, stage_memory(m, c, l, s, 0.0, layer_mem),
+            x.classes.push_back({&s, 0, stage_memory_in_passes(m, c, l, s, 0.0, layer_mem),
                                  stage_activation_bytes_per_micro_batch(s, layer_mem), {}});
         ++x.classes[k].count;
         x.class_of.push_back(k);
     }
 }
 
-/// A stage class's memory with `in_flight` micro-batches of activations, the allocator's share of them on top.
+/// A stage class's memory at its peak: `in_flight` micro-batches of activations, the allocator's share of
+/// them on top, weighed against the optimizer step's moment.
 MemoryBreakdown with_in_flight(const StageClass& k, double in_flight, double fragmentation) {
     MemoryBreakdown mem = k.at0;
     mem.add_activations(in_flight * k.act_per_mb, fragmentation);
+    mem.settle_step_moment();
     return mem;
 }
 
