@@ -114,6 +114,12 @@ TEST(Invariants, RandomValidLayouts) {
             EXPECT_LE(state, previous * (1 + 1e-12)) << id << " zero " << z;
             previous = state;
         }
+        // The peak holds at least what the optimizer step holds (the state and any fp32 copies of 16-bit
+        // gradients); at that moment no activation is alive; reserved never falls below allocated.
+        const MemoryBreakdown& m = p.memory;
+        EXPECT_GE(m.allocated_bytes() * (1 + 1e-12), m.weights_bytes + m.grads_bytes + m.optimizer_bytes + m.step_bytes) << id;
+        if (m.peak == PeakMoment::optimizer) EXPECT_EQ(m.activations_bytes, 0.0) << id;
+        EXPECT_GE(m.reserved_bytes(), m.allocated_bytes()) << id;
     });
 }
 
