@@ -144,6 +144,8 @@ expect 0 "4 that would run were rejected by --no-crossing" search --model llama3
 expect 0 "No layout fits. Add GPUs, lower the global batch or sequence length." search --model llama3-405b --cluster dgx-h100 --gpus 8 --global-batch 8 --seq-len 8192 --recompute full
 # The optimizer step is the peak where its fp32 copies of 16-bit gradients outweigh what the passes hold.
 expect 0 "at the optimizer step (fp32 copies of its 16-bit gradients)" plan --model llama3-8b --cluster dgx-h100 --gpus 8 --tp 8 --global-batch 8 --seq-len 2048 --recompute full --grad-dtype bf16 --zero 0
+# ... and where those copies keep a layout from fitting, fp32 gradients are among the changes that make it fit.
+expect 0 "gradients in fp32 (no copy at the optimizer step)" plan --model llama3-70b --cluster dgx-h100 --gpus 16 --tp 16 --global-batch 16 --seq-len 2048 --recompute full
 # calibrate's single-source rule counts sources as the fit does, over runs with a measured throughput: a
 # second source that only names a layout does not switch it on; one with a measurement does.
 runs() {  # runs SOURCE2 MEASURED2

@@ -1,6 +1,8 @@
 // Memory per GPU, hand-worked.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "shardplan/compute.h"
@@ -9,6 +11,7 @@
 #include "shardplan/report.h"
 #include "shardplan/presets.h"
 #include "shardplan/schedule.h"
+#include "shardplan/suggest.h"
 
 using namespace shardplan;
 
@@ -645,6 +648,37 @@ TEST(Memory, TheOptimizerStepIsThePeakWhenItsFp32GradientCopiesOutweighThePasses
     z1.recompute = Recompute::none;
     EXPECT_DOUBLE_EQ(in_passes(m, cluster(8), z1, s, 1.0).step_bytes, 4'015'130'624.0);
     EXPECT_NE(stage_memory(m, cluster(8), z1, s, 1.0).peak, PeakMoment::optimizer);
+}
+
+// Where the step's copies set the peak, the changes that make a layout fit include fp32 gradients. Llama 3
+// 70B at TP 16 on 16 H100 (P = 70,553,706,496 / 16 ≈ 4.41 B parameters a GPU, ZeRO over one DP rank): with
+// 16-bit gradients the step holds 20 B a parameter, 88.2 GB, more than the 85.5 usable; with fp32 ones
+// 18 B throughout, 79.4 GB and the passes' few GB under full recomputation: it fits.
+TEST(Memory, FitChangesOfferFp32GradientsWhereTheStepsCopiesSetThePeak) {
+    const ModelSpec m = preset_model("llama3-70b");
+    ClusterSpec c = preset_cluster("dgx-h100");
+    c.gpus = 16;
+    Layout l;
+    l.tp = 16;
+    l.sequence_parallel = true;
+    l.global_batch = 16;
+    l.seq_len = 2048;
+    l.recompute = Recompute::full;
+    const Plan p = evaluate(m, c, l);
+    ASSERT_FALSE(p.rejection);
+    EXPECT_EQ(p.memory.peak, PeakMoment::optimizer);
+    EXPECT_FALSE(p.memory_fits);
+    const std::vector<FitChange> changes = fit_changes(m, c, l);
+    const auto fp32 = std::find_if(changes.begin(), changes.end(), [](const FitChange& f) {
+        return f.change == "gradients in fp32 (no copy at the optimizer step)";
+    });
+    ASSERT_NE(fp32, changes.end());
+    EXPECT_TRUE(fp32->plan.memory_fits);
+    EXPECT_NE(fp32->plan.memory.peak, PeakMoment::optimizer);
+    // Where the passes set the peak, it is not offered.
+    Layout fits = l;
+    fits.grad_dtype = GradDtype::fp32;
+    for (const FitChange& f : fit_changes(m, c, fits)) EXPECT_EQ(f.change.find("gradients in fp32"), std::string::npos);
 }
 
 // Full recomputation's method and N (Megatron's --recompute-method, --recompute-num-layers). Llama 3 8B,

@@ -114,6 +114,14 @@ std::vector<FitChange> fit_changes(const ModelSpec& m, const ClusterSpec& c, con
         n.sequence_parallel = true;
         add("sequence parallelism on", n);
     }
+    // Where the optimizer step's fp32 copies of 16-bit gradients set the peak, fp32 gradients need no copy
+    // (Megatron's --accumulate-allreduce-grads-in-fp32): 2 + 4 bytes a parameter held against 2 + 2 + 4 at
+    // the step when the optimizer owns them all (docs/model.md §2.5).
+    if (l.grad_dtype != GradDtype::fp32 && evaluate(m, c, l).memory.peak == PeakMoment::optimizer) {
+        Layout n = l;
+        n.grad_dtype = GradDtype::fp32;
+        add("gradients in fp32 (no copy at the optimizer step)", n);
+    }
     if (l.attention_kernel == AttentionKernel::unfused) {
         Layout n = l;
         n.attention_kernel = framework_defaults(l.framework).attention;
