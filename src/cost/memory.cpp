@@ -330,8 +330,10 @@ MemoryBreakdown stage_memory_in_passes(const ModelSpec& m, const ClusterSpec& c,
         // FSDP keeps the current and the prefetched layer gathered, plus one layer of unsharded gradients.
         pass += p.largest_layer * (2.0 * kWeightBytes + grad_bytes(l.grad_dtype));
     }
-    // The peak comes at one of two moments, whichever holds more beside the micro-batches in flight:
-    // the loss of a micro-batch on the stage with the LM head, or a layer's backward after the warm-up.
+    // While the passes run the peak comes at one of two moments, whichever holds more beside the
+    // micro-batches in flight: the loss of a micro-batch on the stage with the LM head, or a layer's
+    // backward after the warm-up. (The optimizer step, a third, is weighed once the activations in flight
+    // are known: MemoryBreakdown::settle_step_moment.)
     double loss = 0;
     if (s.last) {
         // The loss: Megatron's vocab-parallel cross-entropy turns the bf16 logits into the fp32 copy it
