@@ -34,7 +34,7 @@ Run setup_plan(CLI::App& cmd) {
             case OutputFormat::as_markdown: std::cout << to_markdown(plan_table(p)); break;
             case OutputFormat::as_table:
                 std::cout << format_plan(p, color);
-                if (!p.memory_fits) std::cout << format_fit_changes(p, fit_changes(c.model, c.cluster, c.layout));
+                if (!p.memory_fits) std::cout << format_fit_changes(p, fit_changes(c.model, c.cluster, c.layout, p));
                 break;
         }
         return 0;

@@ -668,7 +668,7 @@ TEST(Memory, FitChangesOfferFp32GradientsWhereTheStepsCopiesSetThePeak) {
     ASSERT_FALSE(p.rejection);
     EXPECT_EQ(p.memory.peak, PeakMoment::optimizer);
     EXPECT_FALSE(p.memory_fits);
-    const std::vector<FitChange> changes = fit_changes(m, c, l);
+    const std::vector<FitChange> changes = fit_changes(m, c, l, p);
     const auto fp32 = std::find_if(changes.begin(), changes.end(), [](const FitChange& f) {
         return f.change == "gradients in fp32 (no copy at the optimizer step)";
     });
@@ -678,7 +678,7 @@ TEST(Memory, FitChangesOfferFp32GradientsWhereTheStepsCopiesSetThePeak) {
     // Where the passes set the peak, it is not offered.
     Layout fits = l;
     fits.grad_dtype = GradDtype::fp32;
-    for (const FitChange& f : fit_changes(m, c, fits)) EXPECT_EQ(f.change.find("gradients in fp32"), std::string::npos);
+    for (const FitChange& f : fit_changes(m, c, fits, evaluate(m, c, fits))) EXPECT_EQ(f.change.find("gradients in fp32"), std::string::npos);
 }
 
 // Full recomputation's method and N (Megatron's --recompute-method, --recompute-num-layers). Llama 3 8B,

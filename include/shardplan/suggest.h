@@ -1,10 +1,10 @@
 /// Why a layout does not fit, answered with the changes that would make it: each single change a
 /// practitioner reaches for first (recompute, full recomputation of only the first N layers of each stage
 /// with the smallest N that fits, ZeRO stage, TP×2, PP×2, CP×2, micro-batch ÷2, sequence parallelism,
-/// flash attention), planned in full, the ones that fit first and fastest first, each with
+/// fp32 gradients where the optimizer step's copies of 16-bit ones set the peak, flash attention), planned in full, the ones that fit first and fastest first, each with
 /// what it costs in throughput. Used by `plan` (text), POST /api/fit and the page's "make it fit" list.
 ///
-///   for (const FitChange& f : fit_changes(model, cluster, layout))
+///   for (const FitChange& f : fit_changes(model, cluster, layout, evaluate(model, cluster, layout)))
 ///       if (f.plan.feasible()) std::cout << f.change << ": " << f.plan.throughput.tokens_per_s_per_gpu;
 #pragma once
 #include <functional>
@@ -33,7 +33,8 @@ std::vector<std::pair<std::string, Layout>> recompute_options(const ModelSpec& m
                                                               const std::function<Plan(const Layout&)>& plan);
 
 /// Every candidate change that yields a runnable layout, fitting ones first (fastest first), then the
-/// others by how much memory they still lack. Empty when no change applies.
-std::vector<FitChange> fit_changes(const ModelSpec& m, const ClusterSpec& c, const Layout& l);
+/// others by how much memory they still lack. Empty when no change applies. `planned` is `l`'s own plan
+/// (the caller has it): its peak's moment decides whether fp32 gradients are a candidate.
+std::vector<FitChange> fit_changes(const ModelSpec& m, const ClusterSpec& c, const Layout& l, const Plan& planned);
 
 }  // namespace shardplan

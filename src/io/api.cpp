@@ -109,7 +109,7 @@ ApiResponse handle_api(const std::string& method, const std::string& path, const
             if (path == "/api/plan" || path == "/api/fit") {
                 const Plan p = evaluate(c.model, c.cluster, c.layout);
                 if (p.rejection) return error_response(400, p.rejection->field + ": expected " + p.rejection->expected);
-                if (path == "/api/fit") return json_response(200, fit_changes_to_json(p, fit_changes(c.model, c.cluster, c.layout)));
+                if (path == "/api/fit") return json_response(200, fit_changes_to_json(p, fit_changes(c.model, c.cluster, c.layout, p)));
                 return json_response(200, plan_to_json(p));
             }
             // The simulated step as a Chrome trace, the same document `shardplan trace` writes: one

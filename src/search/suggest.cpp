@@ -91,7 +91,7 @@ std::vector<std::pair<std::string, Layout>> recompute_options(const ModelSpec& m
     return out;
 }
 
-std::vector<FitChange> fit_changes(const ModelSpec& m, const ClusterSpec& c, const Layout& l) {
+std::vector<FitChange> fit_changes(const ModelSpec& m, const ClusterSpec& c, const Layout& l, const Plan& planned) {
     std::vector<std::pair<std::string, Layout>> candidates =
         recompute_options(m, c, l, [&](const Layout& n) { return evaluate(m, c, n); });
     auto add = [&](std::string what, Layout n) { candidates.emplace_back(std::move(what), std::move(n)); };
@@ -117,7 +117,7 @@ std::vector<FitChange> fit_changes(const ModelSpec& m, const ClusterSpec& c, con
     // Where the optimizer step's fp32 copies of 16-bit gradients set the peak, fp32 gradients need no copy
     // (Megatron's --accumulate-allreduce-grads-in-fp32): 2 + 4 bytes a parameter held against 2 + 2 + 4 at
     // the step when the optimizer owns them all (docs/model.md §2.5).
-    if (l.grad_dtype != GradDtype::fp32 && evaluate(m, c, l).memory.peak == PeakMoment::optimizer) {
+    if (l.grad_dtype != GradDtype::fp32 && planned.memory.peak == PeakMoment::optimizer) {
         Layout n = l;
         n.grad_dtype = GradDtype::fp32;
         add("gradients in fp32 (no copy at the optimizer step)", n);
