@@ -408,9 +408,9 @@ TEST(Precision, Fp8KeepsQuantizedGemmInputsAndWeightCopies) {
     l.zero = 0;
     const Stage s{0, m.layers, 0, true, true, 0};
     // While the passes run (one GPU's 16-bit gradients would make the optimizer step the peak).
-    const MemoryBreakdown bf16 = stage_memory_in_passes(m, c, l, s, 1.0, layer_memory(m, l));
+    const MemoryBreakdown bf16 = stage_memory_in_passes(m, c, l, s, 1.0);
     l.precision = Precision::fp8;
-    const MemoryBreakdown fp8 = stage_memory_in_passes(m, c, l, s, 1.0, layer_memory(m, l));
+    const MemoryBreakdown fp8 = stage_memory_in_passes(m, c, l, s, 1.0);
     EXPECT_LT(fp8.activations_bytes, 0.9 * bf16.activations_bytes);
     // Per token per layer, h = 4096, f = 14336: the norm outputs feeding QKV and the MLP −2h, O +1h (flash
     // keeps it in bf16 as well), the activation feeding the down projection −f: (2h − h + f) bytes less.

@@ -21,12 +21,6 @@ ClusterSpec cluster(int64_t gpus) {
     c.gpus = gpus;
     return c;
 }
-// What a stage holds while its passes run, before the optimizer step's moment is weighed against it
-// (settle_step_moment): the terms the tests below work out by hand. Their layouts keep 16-bit gradients
-// on few GPUs, where the step's fp32 copies of them would be the peak (TheOptimizerStepIs... below).
-MemoryBreakdown in_passes(const ModelSpec& m, const ClusterSpec& c, const Layout& l, const Stage& s, double in_flight) {
-    return stage_memory_in_passes(m, c, l, s, in_flight, layer_memory(m, l));
-}
 Stage whole(const ModelSpec& m) {
     Stage s;
     s.layers = m.layers;
@@ -308,15 +302,15 @@ TEST(Memory, EagerKernelsKeepTheActivationOutputAndTheFp32LossCopies) {
     l.seq_len = 4096;
     l.zero = 0;
     const Stage s = whole(m);
-    const MemoryBreakdown fused = in_passes(m, c, l, s, 1.0);
+    const MemoryBreakdown fused = stage_memory_in_passes(m, c, l, s, 1.0);
     l.kernels = Kernels::eager;
-    const MemoryBreakdown eager = in_passes(m, c, l, s, 1.0);
+    const MemoryBreakdown eager = stage_memory_in_passes(m, c, l, s, 1.0);
     EXPECT_DOUBLE_EQ(eager.activations_bytes - fused.activations_bytes, 32.0 * 117'440'512.0);
     EXPECT_DOUBLE_EQ(eager.other_bytes, fused.other_bytes);  // the loss is cross_entropy's, not the kernels'
     l.cross_entropy = CrossEntropy::sharded;
-    EXPECT_DOUBLE_EQ(in_passes(m, c, l, s, 1.0).other_bytes - fused.other_bytes, 2'101'346'304.0);
+    EXPECT_DOUBLE_EQ(stage_memory_in_passes(m, c, l, s, 1.0).other_bytes - fused.other_bytes, 2'101'346'304.0);
     l.cross_entropy = CrossEntropy::upcast;
-    EXPECT_DOUBLE_EQ(in_passes(m, c, l, s, 1.0).other_bytes - fused.other_bytes, 3'152'019'456.0);
+    EXPECT_DOUBLE_EQ(stage_memory_in_passes(m, c, l, s, 1.0).other_bytes - fused.other_bytes, 3'152'019'456.0);
     EXPECT_EQ(framework_defaults("torchtitan (PyTorch FSDP2/DTensor)").cross_entropy, CrossEntropy::upcast);
     EXPECT_EQ(framework_defaults("nanotron (benchmark branch)").cross_entropy, CrossEntropy::sharded);
     EXPECT_EQ(framework_defaults("Megatron-Core").cross_entropy, CrossEntropy::fused);
@@ -546,9 +540,9 @@ TEST(Memory, SequenceParallelKeepsTwoFullSequenceGatherBuffers) {
     Layout l = tp8_one_sequence();
     const Stage s = whole(m);
     l.sequence_parallel = false;
-    const double off = in_passes(m, c, l, s, 1.0).other_bytes;
+    const double off = stage_memory_in_passes(m, c, l, s, 1.0).other_bytes;
     l.sequence_parallel = true;
-    EXPECT_DOUBLE_EQ(in_passes(m, c, l, s, 1.0).other_bytes - off, 67'108'864.0);
+    EXPECT_DOUBLE_EQ(stage_memory_in_passes(m, c, l, s, 1.0).other_bytes - off, 67'108'864.0);
 }
 
 // Without the backward's re-gather (nanotron's tp_recompute_allgather false) the QKV and first MLP GEMMs
@@ -562,13 +556,13 @@ TEST(Memory, KeptGatheredInputsCostTpTimesTheirShard) {
     Layout l = tp8_one_sequence();
     const Stage s = whole(m);
     const LayerMemory regather = layer_memory(m, l);
-    const double other = in_passes(m, c, l, s, 1.0).other_bytes;
+    const double other = stage_memory_in_passes(m, c, l, s, 1.0).other_bytes;
     l.tp_recompute_allgather = false;
     const LayerMemory keep = layer_memory(m, l);
     EXPECT_DOUBLE_EQ(keep.act_dense - regather.act_dense, 58'720'256.0);
     EXPECT_DOUBLE_EQ(keep.act_full_dense - regather.act_full_dense, 58'720'256.0);
     EXPECT_DOUBLE_EQ(keep.act_head - regather.act_head, 29'360'128.0);
-    EXPECT_DOUBLE_EQ(other - in_passes(m, c, l, s, 1.0).other_bytes, 67'108'864.0);
+    EXPECT_DOUBLE_EQ(other - stage_memory_in_passes(m, c, l, s, 1.0).other_bytes, 67'108'864.0);
     l.sequence_parallel = false;
     Layout no_sp = l;
     no_sp.tp_recompute_allgather = true;
@@ -593,10 +587,10 @@ TEST(Memory, ThePeakIsTheLossOrALayersBackwardWhicheverHoldsMore) {
     l.global_batch = 8;
     l.seq_len = 4096;
     const auto st = split_stages(m, l);
-    const MemoryBreakdown first = in_passes(m, c, l, st[0], 2.0);
+    const MemoryBreakdown first = stage_memory_in_passes(m, c, l, st[0], 2.0);
     EXPECT_EQ(first.peak, PeakMoment::backward);
     EXPECT_DOUBLE_EQ(first.other_bytes, 352'321'536.0 + 67'108'864.0);
-    const MemoryBreakdown last = in_passes(m, c, l, st[1], 1.0);
+    const MemoryBreakdown last = stage_memory_in_passes(m, c, l, st[1], 1.0);
     EXPECT_EQ(last.peak, PeakMoment::loss);
     EXPECT_DOUBLE_EQ(last.other_bytes, 1'050'673'152.0 + 67'108'864.0);
 }
@@ -620,7 +614,7 @@ TEST(Memory, TheOptimizerStepIsThePeakWhenItsFp32GradientCopiesOutweighThePasses
     l.recompute = Recompute::full;
     const Stage s = whole(m);
     const double P = 8'030'261'248.0;
-    const MemoryBreakdown passes = in_passes(m, c, l, s, 1.0);
+    const MemoryBreakdown passes = stage_memory_in_passes(m, c, l, s, 1.0);
     EXPECT_DOUBLE_EQ(passes.step_bytes, 4.0 * P);
     EXPECT_LT(passes.activations_bytes + passes.pass_bytes, 4.0 * P);
     const MemoryBreakdown mem = stage_memory(m, c, l, s, 1.0);
@@ -637,7 +631,7 @@ TEST(Memory, TheOptimizerStepIsThePeakWhenItsFp32GradientCopiesOutweighThePasses
     // fp32 gradients: nothing copied, the passes are the peak.
     Layout fp32 = l;
     fp32.grad_dtype = GradDtype::fp32;
-    EXPECT_DOUBLE_EQ(in_passes(m, c, fp32, s, 1.0).step_bytes, 0.0);
+    EXPECT_DOUBLE_EQ(stage_memory_in_passes(m, c, fp32, s, 1.0).step_bytes, 0.0);
     EXPECT_NE(stage_memory(m, c, fp32, s, 1.0).peak, PeakMoment::optimizer);
     // ZeRO-1 over 8 GPUs: the optimizer owns an eighth, and copies only that.
     Layout z1 = l;
@@ -646,7 +640,7 @@ TEST(Memory, TheOptimizerStepIsThePeakWhenItsFp32GradientCopiesOutweighThePasses
     z1.zero = 1;
     z1.seq_len = 4096;
     z1.recompute = Recompute::none;
-    EXPECT_DOUBLE_EQ(in_passes(m, cluster(8), z1, s, 1.0).step_bytes, 4'015'130'624.0);
+    EXPECT_DOUBLE_EQ(stage_memory_in_passes(m, cluster(8), z1, s, 1.0).step_bytes, 4'015'130'624.0);
     EXPECT_NE(stage_memory(m, cluster(8), z1, s, 1.0).peak, PeakMoment::optimizer);
 }
 
@@ -703,7 +697,7 @@ TEST(Memory, FullRecomputeByMethodAndNumberOfLayers) {
         Layout x = l;
         x.recompute_method = method;
         x.recompute_layers = n;
-        return in_passes(m, c, x, s, 1.0).activations_bytes;
+        return stage_memory_in_passes(m, c, x, s, 1.0).activations_bytes;
     };
     EXPECT_DOUBLE_EQ(act(RecomputeMethod::uniform, 1), 32 * input + full);
     EXPECT_DOUBLE_EQ(act(RecomputeMethod::uniform, 4), 8 * input + 4 * full);

@@ -125,6 +125,8 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const ClusterSpec& c, const Lay
 /// The same while the passes run, before the optimizer step is weighed: further activations may still be
 /// added (add_activations), then settle_step_moment() gives the peak.
 MemoryBreakdown stage_memory_in_passes(const ModelSpec& m, const ClusterSpec& c, const Layout& l, const Stage& s,
+                                       double in_flight);
+MemoryBreakdown stage_memory_in_passes(const ModelSpec& m, const ClusterSpec& c, const Layout& l, const Stage& s,
                                        double in_flight, const LayerMemory& lm);
 /// What each further micro-batch in flight adds to the stage's stored activations (before the allocator's
 /// share): stage_memory_in_passes(in_flight) = stage_memory_in_passes(0) with add_activations(in_flight × this,

@@ -272,6 +272,11 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const ClusterSpec& c, const Lay
 }
 
 MemoryBreakdown stage_memory_in_passes(const ModelSpec& m, const ClusterSpec& c, const Layout& l, const Stage& s,
+                                       double in_flight) {
+    return stage_memory_in_passes(m, c, l, s, in_flight, layer_memory(m, l));
+}
+
+MemoryBreakdown stage_memory_in_passes(const ModelSpec& m, const ClusterSpec& c, const Layout& l, const Stage& s,
                                        double in_flight, const LayerMemory& lm) {
     const StageParams p = stage_params(m, l, s, lm);
     const double T = static_cast<double>(l.micro_batch) * static_cast<double>(l.seq_len) / static_cast<double>(l.cp);
