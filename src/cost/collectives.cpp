@@ -122,6 +122,14 @@ CollectiveCost collective_time(Collective c, double S, int64_t n, int64_t per_do
         }
         const double t = std::max(t_up, t_out) + lat;
         if (t < best.time_s) best = {t, Tier::scale_out, "hierarchical"};
+        // NCCL's NVLSTree (2.18+): the domain's switch reduces and multicasts its part (one send of S per
+        // rank, as the in-switch all-reduce inside a domain), a tree across domains on S/G; its latency is
+        // the switch's, not a chain's through the G ranks.
+        if (c == Collective::all_reduce && f.in_switch) {
+            const double t_nvls = std::max(S / (kInSwitchAlgbw * f.up_line_Bps), t_out) + kInSwitchLatency_s +
+                                  tree_steps(c, static_cast<int64_t>(N)) * f.out_latency_s;
+            if (t_nvls < best.time_s) best = {t_nvls, Tier::scale_out, "nvls-tree"};
+        }
     }
     return best;
 }
