@@ -197,3 +197,34 @@ TEST(Moe, ExpertGemmsRoundTripThroughJsonAndMegatron) {
         EXPECT_EQ(import_launch(Framework::megatron, e.text, ctx, "exported").c.layout.expert_gemms, g);
     }
 }
+
+// Without expert parallelism (ep 1) the routed experts are replicated like the dense weights, so their
+// gradients are reduced over the same dp·cp ranks: with etp left as tp no expert grid is placed, and the
+// experts' DP term had been priced over the first group on hand, the TP group (4 ranks on NVLink),
+// where an explicit etp of the same value priced it over the 16 data-parallel ranks across servers
+// (found by an export → import round trip that changed a plan's step: Megatron's export writes etp).
+TEST(Moe, WithoutExpertParallelismTheExpertsGradientsCrossTheDataParallelGroup) {
+    Mixtral x;
+    x.l.tp = 4;
+    x.l.ep = 1;
+    x.l.dp = 16;
+    x.l.zero = 1;
+    const Plan implicit = evaluate(x.m, x.c, x.l);
+    x.l.etp = 4;
+    const Plan explicit_etp = evaluate(x.m, x.c, x.l);
+    ASSERT_FALSE(implicit.rejection);
+    ASSERT_FALSE(explicit_etp.rejection);
+    EXPECT_DOUBLE_EQ(implicit.time.step_s, explicit_etp.time.step_s);
+    const CommTerm* dense = nullptr;
+    const CommTerm* experts = nullptr;
+    for (const CommTerm& t : implicit.comm) {
+        if (t.axis == Axis::dp) dense = &t;
+        if (t.axis == Axis::edp) experts = &t;
+    }
+    ASSERT_NE(dense, nullptr);
+    ASSERT_NE(experts, nullptr);
+    EXPECT_EQ(experts->group_size, 16);  // dp·cp, as the dense term's
+    EXPECT_EQ(experts->group_size, dense->group_size);
+    EXPECT_EQ(experts->crosses_domain, dense->crosses_domain);
+    EXPECT_TRUE(experts->crosses_domain);  // 16 ranks at stride 4 span 8 servers
+}

@@ -292,9 +292,12 @@ void add_dp_terms(const Layout& l, const StageParams& owned, int64_t units, cons
     };
     struct DpPart { Axis axis; double params; };
     const GroupPlacement& dense_g = group(plan.groups, Axis::dp);
+    // Without an expert grid (ep 1 and etp as tp: topology.cpp places none) the experts' gradients are
+    // reduced over dp·cp, the dense group's ranks; `group` would have answered with the TP group.
+    const GroupPlacement* expert_g = find_group(plan.groups, Axis::edp);
     for (DpPart part : {DpPart{Axis::dp, owned.dense}, DpPart{Axis::edp, owned.expert}}) {
         if (part.params <= 0) continue;
-        const GroupPlacement& g = part.axis == Axis::dp ? dense_g : group(plan.groups, Axis::edp);
+        const GroupPlacement& g = part.axis == Axis::dp || !expert_g ? dense_g : *expert_g;
         if (g.size <= 1) continue;
         // FSDP gathers and reduces one unit (a transformer block) at a time: each unit's collective pays
         // the group's latency, its bytes the bandwidth. Other stages move the stage's parameters at once.
