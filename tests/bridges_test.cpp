@@ -210,6 +210,18 @@ TEST(Export, RefusalsSayWhy) {
     s.l.zero = 1;
     EXPECT_TRUE(contains(*export_config(s.m, s.c, s.l, Framework::torchtitan).refusal, "ZeRO-1/2"));
     EXPECT_TRUE(contains(*export_config(s.m, s.c, s.l, Framework::deepspeed).refusal, "pipeline"));
+    // torchtitan shards the norms along the sequence whenever it splits tensors: sequence parallelism off
+    // is not a layout it runs (its disable_loss_parallel gathers the logits, which is another thing).
+    s = llama70b();
+    s.l.zero = 3;
+    s.l.recompute = Recompute::none;
+    s.l.sequence_parallel = false;
+    ASSERT_GT(s.l.tp, 1);
+    EXPECT_TRUE(contains(*export_config(s.m, s.c, s.l, Framework::torchtitan).refusal, "SequenceParallel"));
+    s.l.sequence_parallel = true;
+    EXPECT_FALSE(export_config(s.m, s.c, s.l, Framework::torchtitan).refusal);
+    s = llama70b();
+    s.l.zero = 1;
     s.l.tp = 3;  // an invalid layout is refused with its own reason (tp·cp·pp·dp no longer = gpus)
     EXPECT_TRUE(contains(*export_config(s.m, s.c, s.l, Framework::megatron).refusal, "layout.dp: expected tp·cp·pp·dp"));
 }

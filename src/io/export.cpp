@@ -191,6 +191,9 @@ Export torchtitan(const ModelSpec& m, const Layout& l) {
         return refuse(F, "torchtitan's async TP runs only under torch.compile: kernels fused, or tp_comm_overlap false");
     if (l.attention_kernel == AttentionKernel::unfused)
         return refuse(F, "torchtitan's attention is PyTorch SDPA, which never stores the scores: attention_kernel flash or fused");
+    if (l.tp > 1 && !l.sequence_parallel)
+        return refuse(F, "torchtitan's TP plan shards the norms along the sequence (SequenceParallel) whenever tp > 1: "
+                         "sequence_parallel true");
     if (l.precision == Precision::nvfp4) return refuse(F, "torchtitan has no nvfp4 training recipe");
     if (l.precision == Precision::fp16) return refuse(F, "torchtitan trains in bfloat16 or float32 (no fp16)");
     if (const std::string order = order_to_match(m, l); order != "tp-cp-ep-dp-pp" && order != "tp-cp-dp-pp")
@@ -279,7 +282,6 @@ Export torchtitan(const ModelSpec& m, const Layout& l) {
         t += fmt::format("expert_parallel_comm_backend = \"{}\"\n",
                          l.moe_dispatcher == Dispatcher::alltoall ? "standard" : enum_name(l.moe_dispatcher));
     }
-    if (l.tp > 1 && !l.sequence_parallel) t += "disable_loss_parallel = true\n";
     if (overlaps_tp(l)) t += "enable_async_tensor_parallel = true\n";
     t += "\n[activation_checkpoint]\n";
     t += fmt::format("mode = \"{}\"\n", enum_name(l.recompute));
