@@ -220,6 +220,30 @@ TEST(Export, RefusalsSayWhy) {
     EXPECT_TRUE(contains(*export_config(s.m, s.c, s.l, Framework::torchtitan).refusal, "SequenceParallel"));
     s.l.sequence_parallel = true;
     EXPECT_FALSE(export_config(s.m, s.c, s.l, Framework::torchtitan).refusal);
+    // With CP it shards over the CP ranks whatever the shard degree: no zero 0 beside it.
+    s.l.zero = 0;
+    s.l.cp = 2;
+    s.l.dp = 8;
+    EXPECT_TRUE(contains(*export_config(s.m, s.c, s.l, Framework::torchtitan).refusal, "zero 3"));
+    // Without PP it accumulates one micro-batch at a time: no GPipe (all forwards first) there.
+    s = llama70b();
+    s.l.zero = 3;
+    s.l.recompute = Recompute::none;
+    s.l.pp = 1;
+    s.l.vpp = 1;
+    s.l.dp = 64;
+    s.l.schedule = Schedule::gpipe;
+    EXPECT_TRUE(contains(*export_config(s.m, s.c, s.l, Framework::torchtitan).refusal, "schedule 1f1b"));
+    // DeepSpeed: AutoTP keeps the norms whole; bf16 at stage 0 is its BF16 optimizer, sharded as ZeRO-1.
+    s.l.schedule = Schedule::one_f_one_b;
+    s.l.zero = 1;
+    EXPECT_TRUE(contains(*export_config(s.m, s.c, s.l, Framework::deepspeed).refusal, "sequence_parallel false"));
+    s.l.sequence_parallel = false;
+    EXPECT_FALSE(export_config(s.m, s.c, s.l, Framework::deepspeed).refusal);
+    s.l.zero = 0;
+    EXPECT_TRUE(contains(*export_config(s.m, s.c, s.l, Framework::deepspeed).refusal, "zero 1"));
+    s.l.schedule = Schedule::gpipe;
+    EXPECT_TRUE(contains(*export_config(s.m, s.c, s.l, Framework::deepspeed).refusal, "schedule 1f1b"));
     s = llama70b();
     s.l.zero = 1;
     s.l.tp = 3;  // an invalid layout is refused with its own reason (tp·cp·pp·dp no longer = gpus)
@@ -256,6 +280,7 @@ TEST(Export, DeepSpeedJsonParses) {
     s.l.global_batch = 256;
     s.l.zero = 2;
     s.l.recompute = Recompute::full;
+    s.l.sequence_parallel = false;  // AutoTP splits the linear layers only
     const Export e = export_config(s.m, s.c, s.l, Framework::deepspeed);
     ASSERT_FALSE(e.refusal) << *e.refusal;
     const json j = json::parse(e.text);

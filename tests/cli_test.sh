@@ -136,7 +136,7 @@ else
     echo "FAIL: export | import | plan --case - did not give back TP8·CP1·PP4·DP16·VPP5"; fail=$((fail + 1))
 fi
 expect 2 "--format: expected one of megatron, torchtitan, deepspeed" import --format nemo "$tmp/run.args"
-"$bin" export --model llama3-8b --cluster dgx-h100 --gpus 64 --tp 2 --global-batch 256 --seq-len 4096 --format deepspeed > "$tmp/ds.json"
+"$bin" export --model llama3-8b --cluster dgx-h100 --gpus 64 --tp 2 --sequence-parallel false --global-batch 256 --seq-len 4096 --format deepspeed > "$tmp/ds.json"
 expect 2 "--seq-len: expected the sequence length (a DeepSpeed config does not give it)" import --format deepspeed "$tmp/ds.json" --model llama3-8b
 # --no-crossing that rejects every layout says so, not "add GPUs" (issue 16).
 expect 0 "4 that would run were rejected by --no-crossing" search --model llama3-70b --cluster dgx-h100 --gpus 16 --global-batch 16 --seq-len 2048 --no-crossing --max-pp 1 --max-cp 1 --recompute selective --grad-dtype fp32

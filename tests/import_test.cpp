@@ -46,7 +46,10 @@ Layout layout_of(const Job& j) {
 Layout layout_for(Framework f, const Job& j) {
     Layout l = layout_of(j);
     if (f == Framework::torchtitan && l.recompute == Recompute::selective) l.recompute_modules = op_level_selective_modules();
-    if (f == Framework::deepspeed) l.tp_comm_overlap = false;
+    if (f == Framework::deepspeed) {
+        l.tp_comm_overlap = false;
+        l.sequence_parallel = false;  // AutoTP keeps the norms' activations whole
+    }
     return l;
 }
 
@@ -158,6 +161,7 @@ void expect_same_layout(Framework f, const Case& got, const Job& j) {
     EXPECT_EQ(l.schedule, want.schedule) << name;
     EXPECT_EQ(l.kernels, want.kernels) << name;
     EXPECT_EQ(l.tp_comm_overlap, want.tp_comm_overlap) << name;
+    EXPECT_EQ(l.sequence_parallel, want.sequence_parallel) << name;
     EXPECT_EQ(l.moe_dispatcher, want.moe_dispatcher) << name;
 }
 
@@ -201,7 +205,7 @@ TEST(LaunchKeys, EveryTorchtitanAndDeepSpeedKeyTheExportWritesIsDefinedWithItsTy
         expect_keys_defined(Framework::torchtitan, parse_toml(e.text, "export"), "");
     }
     for (const Job& j : kDeepspeedJobs) {
-        const Export e = export_config(preset_model(j.model), cluster_of(j), layout_of(j), Framework::deepspeed);
+        const Export e = export_config(preset_model(j.model), cluster_of(j), layout_for(Framework::deepspeed, j), Framework::deepspeed);
         ASSERT_FALSE(e.refusal) << *e.refusal;
         expect_keys_defined(Framework::deepspeed, json::parse(e.text), "");
     }
@@ -312,6 +316,22 @@ TEST(Import, BadInputNamesTheArgumentOrKey) {
         EXPECT_EQ(im.c.layout.zero, 0);
         EXPECT_EQ(im.c.layout.dp, 8);
     }
+    // With context parallelism torchtitan always shards over data_parallel_shard × cp
+    // (ParallelDims.fsdp_enabled: dp_shard or cp enabled): FSDP even at a shard degree of 1, and HSDP
+    // beside replicas, which is not modelled.
+    {
+        const Imported im = import_launch(Framework::torchtitan,
+                                          "[training]\nlocal_batch_size = 1\n[activation_checkpoint]\nmode = \"none\"\n"
+                                          "[parallelism]\ndata_parallel_shard_degree = 1\ncontext_parallel_degree = 2\n"
+                                          "tensor_parallel_degree = 4\n",
+                                          ctx, "F");
+        EXPECT_EQ(im.c.layout.zero, 3);
+        EXPECT_EQ(im.c.layout.dp, 1);
+        EXPECT_EQ(im.c.layout.cp, 2);
+    }
+    fails_with(Framework::torchtitan,
+               "[parallelism]\ndata_parallel_replicate_degree = 2\ndata_parallel_shard_degree = 1\ncontext_parallel_degree = 2\n",
+               "F parallelism.data_parallel_replicate_degree");
     fails_with(Framework::deepspeed, R"({"train_batch_size": 8, "bf16": {"enabled": true}})", "--seq-len");
     ctx.seq_len = 4096;
     fails_with(Framework::deepspeed, R"({"train_batch_size": 8, "zero_optimization": {"stage": 4}, "bf16": {"enabled": true}})",

@@ -177,12 +177,19 @@ Export torchtitan(const ModelSpec& m, const Layout& l) {
     if (l.zero == 1 || l.zero == 2)
         return refuse(F, "ZeRO-1/2 have no equivalent: torchtitan replicates parameters (DDP, zero 0) or shards them "
                          "with FSDP (zero 3)");
+    if (l.zero == 0 && l.cp > 1)
+        return refuse(F, "with context parallelism torchtitan always shards the parameters over the CP ranks (FSDP on "
+                         "data_parallel_shard × cp; replicated data parallelism beside it is HSDP, which shardplan does "
+                         "not model): zero 3");
     if (l.schedule == Schedule::zb)
         return refuse(F, "torchtitan's zero-bubble schedules are multi-stage (InterleavedZeroBubble, ZBVZeroBubble); "
                          "shardplan's zb is the single-stage ZB-H1");
     if (l.schedule == Schedule::dualpipe)
         return refuse(F, "torchtitan offers DualPipeV (one V-shaped pair of stages per rank); shardplan's dualpipe is "
                          "DeepSeek's original with two stages per rank");
+    if (l.pp == 1 && l.schedule == Schedule::gpipe)
+        return refuse(F, "without pipeline parallelism torchtitan runs each micro-batch's forward and backward in turn "
+                         "(gradient accumulation), not all forwards first: schedule 1f1b");
     if (m.moe && overlaps_ep(l))
         return refuse(F, "torchtitan does not overlap the expert all-to-alls with another micro-batch: ep_comm_overlap false");
     if (l.moe_capacity_factor > 0)
@@ -310,6 +317,9 @@ Export deepspeed(const ModelSpec& m, const Layout& l) {
     if (l.ep > 1) return refuse(F, "expert parallelism is set up in model code (deepspeed.moe.layer.MoE ep_size)");
     if (l.moe_capacity_factor > 0)
         return refuse(F, "the capacity factor is set in model code (deepspeed.moe.layer.MoE capacity_factor)");
+    if (l.schedule != Schedule::one_f_one_b)
+        return refuse(F, "without pipeline parallelism DeepSpeed runs each micro-batch's forward and backward in turn "
+                         "(gradient accumulation): schedule 1f1b");
     if (l.recompute == Recompute::selective)
         return refuse(F, "DeepSpeed has no selective recomputation setting (choose none or full)");
     if (checkpoints_groups_or_blocks(l))
@@ -319,6 +329,12 @@ Export deepspeed(const ModelSpec& m, const Layout& l) {
         return refuse(F, "DeepSpeed's AutoTP training (tensor_parallel.autotp_size) runs with ZeRO stages 0-2, not 3");
     if (l.precision != Precision::bf16 && l.precision != Precision::fp16)
         return refuse(F, fmt::format("the DeepSpeed config has no {} training setting (bf16 or fp16)", enum_name(l.precision)));
+    if (l.tp > 1 && l.sequence_parallel)
+        return refuse(F, "DeepSpeed's AutoTP splits the linear layers only and keeps the norms' activations whole: "
+                         "sequence_parallel false");
+    if (l.zero == 0 && l.precision == Precision::bf16 && l.dp > 1)
+        return refuse(F, "with bf16 DeepSpeed runs its BF16 optimizer, which partitions the fp32 master weights and "
+                         "optimizer state over the data-parallel ranks at stage 0 as at stage 1: zero 1");
     nlohmann::ordered_json j;
     j["train_batch_size"] = global_batch(l);
     j["train_micro_batch_size_per_gpu"] = l.micro_batch;

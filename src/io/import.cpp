@@ -233,7 +233,14 @@ Draft torchtitan_layout(const Values& v) {
     l.etp = v.integer(P + "expert_tensor_parallel_degree", 0, 0);
     const std::string backend = v.text(P + "expert_parallel_comm_backend", "standard");
     l.moe_dispatcher = backend == "deepep" ? Dispatcher::deepep : backend == "hybridep" ? Dispatcher::hybridep : Dispatcher::alltoall;
-    l.zero = shard > 1 || (shard == -1 && replicate == 1) ? 3 : 0;
+    // FSDP whenever parameters are sharded, and with context parallelism always: torchtitan shards over
+    // data_parallel_shard × cp (ParallelDims.fsdp_enabled: dp_shard or cp enabled), so CP beside replicas
+    // is HSDP.
+    if (replicate > 1 && l.cp > 1)
+        v.bad(P + "data_parallel_replicate_degree",
+              "1 with context_parallel_degree > 1: torchtitan then shards over the CP ranks beside the replicas (HSDP, "
+              "not modelled)");
+    l.zero = shard > 1 || (shard == -1 && replicate == 1) || l.cp > 1 ? 3 : 0;
     l.dp = shard > 1 ? shard : shard == -1 ? 0 : replicate;  // 0: the rest of the GPUs, once they are known
     l.seq_len = v.integer("training.seq_len", 2048);
     if (!v.has("training.seq_len")) d.notes.push_back("layout.seq_len: torchtitan's default training.seq_len 2048");
