@@ -4,6 +4,7 @@
 // findings of issue 16 each hold.
 #include <gtest/gtest.h>
 
+#include <random>
 #include <sstream>
 
 #include "shardplan/error.h"
@@ -679,5 +680,67 @@ TEST(Import, KeyTablesAreSortedSoEveryKeyIsFound) {
         const auto keys = launch_keys(f);
         for (size_t i = 1; i < keys.size(); ++i) EXPECT_LT(keys[i - 1].name, keys[i].name) << keys[i].name;
         for (const LaunchKey& k : keys) EXPECT_EQ(find_launch_key(f, k.name), &k) << k.name;
+    }
+}
+
+// Every layout a framework accepts comes back from its exported configuration with the same plan: random
+// layouts (fixed seed) drawn within what each framework can express, planned with the framework's
+// defaults, exported, imported and planned again. It found the experts' gradients of a MoE layout at
+// EP 1 reduced over the TP group when etp was left implicit (plan.cpp), a torchtitan CP job read back as
+// DDP, and settings the exports had approximated instead of refusing (export.cpp).
+TEST(Import, RandomLayoutsComeBackWithTheirPlan) {
+    std::mt19937_64 rng(20261204);
+    auto pick = [&](std::initializer_list<int64_t> xs) {
+        return *(xs.begin() + std::uniform_int_distribution<size_t>(0, xs.size() - 1)(rng));
+    };
+    const char* models[] = {"llama3-8b", "llama3-70b", "mixtral-8x7b", "qwen3-30b-a3b", "gpt3-175b"};
+    const char* clusters[] = {"dgx-h100", "dgx-a100", "dgx-b200", "nvl72"};
+    for (Framework f : {Framework::megatron, Framework::torchtitan, Framework::deepspeed}) {
+        const bool ds = f == Framework::deepspeed, tt = f == Framework::torchtitan;
+        int compared = 0;
+        for (int i = 0; i < 400 && compared < 40; ++i) {
+            const ModelSpec m = preset_model(models[pick({0, 1, 2, 3, 4})]);
+            ClusterSpec c = preset_cluster(clusters[pick({0, 1, 2, 3})]);
+            c.gpus = pick({8, 64, 256});
+            Layout l;
+            l.tp = pick({1, 2, 4, 8});
+            l.cp = ds ? 1 : pick({1, 1, 2});
+            l.pp = ds ? 1 : pick({1, 2, 4});
+            l.dp = c.gpus / (l.tp * l.cp * l.pp);
+            if (l.dp < 1) continue;
+            l.ep = m.moe && !ds ? pick({1, 2, 4, 8}) : 1;
+            l.micro_batch = pick({1, 2});
+            l.global_batch = l.micro_batch * l.dp * pick({1, 4, 8});
+            l.seq_len = pick({2048, 4096});
+            l.zero = static_cast<int>(tt ? pick({0, 3}) : ds ? pick({1, 2}) : pick({0, 1}));
+            if (tt && l.cp > 1) l.zero = 3;
+            l.recompute = ds || tt ? (pick({0, 1}) ? Recompute::full : Recompute::none)
+                                   : (pick({0, 1}) ? Recompute::full : Recompute::selective);
+            if (l.pp > 1 && pick({0, 1})) {
+                l.vpp = 2;
+                l.schedule = Schedule::interleaved;
+            }
+            l.sequence_parallel = l.tp > 1 && !ds;
+            l.framework = f == Framework::megatron ? "Megatron-LM" : tt ? "torchtitan" : "DeepSpeed";
+            apply_framework_defaults(framework_defaults(l.framework, c.gpu.generation, l.precision, m.moe.has_value()), l);
+            if (tt && l.recompute == Recompute::selective) l.recompute_modules = op_level_selective_modules();
+            const Plan before = evaluate(m, c, l);
+            if (before.rejection) continue;
+            const Export e = export_config(m, c, l, f);
+            if (e.refusal) continue;
+            ImportContext ctx;
+            ctx.cluster = c;
+            ctx.model = m;
+            ctx.gpus = c.gpus;
+            ctx.seq_len = l.seq_len;
+            const Imported im = import_launch(f, e.text, ctx, "exported");
+            const Plan after = evaluate(im.c.model, im.c.cluster, im.c.layout);
+            const std::string id = std::string(enum_name(f)) + " " + m.name + " " + c.name + " " + to_string(l);
+            ASSERT_FALSE(after.rejection) << id;
+            EXPECT_NEAR(after.time.step_s, before.time.step_s, 1e-12 * before.time.step_s) << id;
+            EXPECT_NEAR(after.memory.total_bytes(), before.memory.total_bytes(), 1e-12 * before.memory.total_bytes()) << id;
+            ++compared;
+        }
+        EXPECT_EQ(compared, 40) << enum_name(f);
     }
 }
