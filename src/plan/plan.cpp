@@ -5,6 +5,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 
 #include "shardplan/collectives.h"
 #include "shardplan/compute.h"
@@ -17,9 +18,13 @@ namespace shardplan {
 
 namespace {
 
+/// The placed group of an axis that place_groups always places (tp, cp, pp, dp; ep when ep > 1). An axis it
+/// did not place is a caller's mistake, not a group to stand in for: answering with the first group had
+/// priced a MoE layout's expert gradients over its TP group (add_dp_terms asks with find_group instead).
 const GroupPlacement& group(const std::vector<GroupPlacement>& gs, Axis a) {
     const GroupPlacement* g = find_group(gs, a);
-    return g ? *g : gs.front();
+    if (!g) throw std::logic_error(fmt::format("no {} group placed", enum_name(a)));
+    return *g;
 }
 
 /// A term's calls per step are counted in double: layer passes × micro-batches × calls passes 2^63 when a
@@ -293,7 +298,7 @@ void add_dp_terms(const Layout& l, const StageParams& owned, int64_t units, cons
     struct DpPart { Axis axis; double params; };
     const GroupPlacement& dense_g = group(plan.groups, Axis::dp);
     // Without an expert grid (ep 1 and etp as tp: topology.cpp places none) the experts' gradients are
-    // reduced over dp·cp, the dense group's ranks; `group` would have answered with the TP group.
+    // reduced over dp·cp, the dense group's ranks.
     const GroupPlacement* expert_g = find_group(plan.groups, Axis::edp);
     for (DpPart part : {DpPart{Axis::dp, owned.dense}, DpPart{Axis::edp, owned.expert}}) {
         if (part.params <= 0) continue;
