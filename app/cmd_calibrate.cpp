@@ -32,8 +32,9 @@ json score_json(const FitScore& s) {
             {"false_oom", s.false_oom}};
 }
 
-// Prints a fit's scores and what it could not fit; returns them as the profile's `calibration`.
-json print_fit(const FitResult& r, const std::vector<FitParam>& params) {
+// Prints a fit's scores and what it could not fit; returns them as the profile's `calibration`. `cases`
+// are the runs fitted, for the runs that press a constant against its bound.
+json print_fit(const FitResult& r, const std::vector<FitParam>& params, const std::vector<Case>& cases) {
     std::cout << score_line("before", r.before) << score_line("after", r.after);
     // A constant pressed against its plausible range is a missing mechanism, not a measurement.
     json at_bounds = json::array();
@@ -42,10 +43,23 @@ json print_fit(const FitResult& r, const std::vector<FitParam>& params) {
     for (const FitParam& f : fit_params())
         if (std::none_of(params.begin(), params.end(), [&](const FitParam& p) { return p.field == f.field; }))
             kept.push_back(f.name);  // not part of this fit
+    json pressed_by = json::object();
     for (const Constant* k : constants_at_bounds(r.eff, kept)) {
         std::cout << fmt::format("  model defect: {} = {:g} {} sits at its plausible range [{:g}, {:g}] ({})\n",
                                  k->key, k->to_json(r.eff), k->unit, k->fit_lo, k->fit_hi, k->meaning);
         at_bounds.push_back(k->key);
+        // Which runs ask for it to go further: where the missing mechanism is to be looked for.
+        const std::vector<Pull> pulls = runs_pressing(cases, r.eff, params, k->key);
+        json list = json::array();
+        std::vector<std::string> shown;
+        for (const Pull& p : pulls) {
+            list.push_back({{"id", p.id}, {"error", p.error}, {"error_inside", p.error_inside}});
+            shown.push_back(fmt::format("{} {:+.1f} % ({:+.1f} %)", p.id, 100 * p.error, 100 * p.error_inside));
+        }
+        pressed_by[k->key] = list;
+        if (!shown.empty())
+            std::cout << fmt::format("    pressed by (error as fitted; in brackets a tenth of the range back inside): {}\n",
+                                     fmt::join(shown, "; "));
     }
     if (!r.unexercised.empty())
         std::cout << fmt::format("  not exercised by these runs (kept at the start value): {}\n",
@@ -54,7 +68,7 @@ json print_fit(const FitResult& r, const std::vector<FitParam>& params) {
         std::cout << fmt::format("  exercised by one source's runs only (kept at the start value): {}\n",
                                  fmt::join(r.single_source, ", "));
     return {{"fitted_on", score_json(r.after)}, {"before", score_json(r.before)}, {"at_bounds", at_bounds},
-            {"unexercised", r.unexercised}, {"single_source", r.single_source}};
+            {"pressed_by", pressed_by}, {"unexercised", r.unexercised}, {"single_source", r.single_source}};
 }
 
 }  // namespace
@@ -113,7 +127,10 @@ Run setup_calibrate(CLI::App& cmd) {
         if (o->per_generation) {
             generations = fit_generations(fit_all, min_sources);
             std::cout << fmt::format("shared by every generation ({} runs fitted)\n", fit_all.size());
-            print_fit(generations.shared, shared_params());
+            // The runs as fit_generations scores them: each at its generation's generic start.
+            std::vector<Case> pooled = fit_all;
+            for (Case& c : pooled) c.cluster.gpu.eff = generic_efficiency(c.cluster.gpu.generation);
+            print_fit(generations.shared, shared_params(), pooled);
             json shared = json::object();  // the shared constants only: the others are each generation's
             for (const Constant& k : efficiency_constants())
                 for (const FitParam& f : shared_params())
@@ -130,6 +147,7 @@ Run setup_calibrate(CLI::App& cmd) {
             Efficiency start = list.cases[idx[0]].cluster.gpu.eff;
             FitResult r;
             if (o->per_generation) {
+                for (Case& x : fit) x.cluster.gpu.eff = generic_efficiency(generation);  // as fit_generations has them
                 start = shared_start(generation, generations.shared.eff);
                 const auto own = generations.generations.find(key);
                 if (own != generations.generations.end()) r = own->second;
@@ -143,7 +161,7 @@ Run setup_calibrate(CLI::App& cmd) {
             }
             std::cout << fmt::format("{} ({} runs fitted{})\n", key, fit.size(),
                                      held.empty() ? "" : fmt::format(", {} held out", held.size()));
-            json cal = print_fit(r, fit_params());
+            json cal = print_fit(r, o->per_generation ? generation_params(generation) : fit_params(), fit);
             if (!held.empty()) {
                 const FitScore hb = score_efficiency(held, start), ha = score_efficiency(held, r.eff);
                 std::cout << score_line("held, before", hb) << score_line("held, after", ha);

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <tuple>
 
 #include "helpers.h"
 #include "shardplan/calibrate.h"
@@ -365,6 +366,58 @@ TEST(Calibrate, RecoversTheProfileItsRunsCameFrom) {
     EXPECT_LT(f.after.throughput.p90_abs_error, 0.015);
     EXPECT_NEAR(f.eff.gemm_16, truth.gemm_16, 0.02);
     EXPECT_NEAR(f.eff.attn, truth.attn, 0.05);
+}
+
+// Runs made by GEMMs at 0.95 of peak, beyond the plausible 0.3-0.85 a fit may move gemm_16 in: the fit
+// ends at 0.85, calibrate calls it a model defect, and runs_pressing names the runs that hold it there —
+// each predicted slow at the bound and slower still a tenth of the range (0.055) back inside, the run
+// whose error grows most first. All three press it: the 8B runs, whose steps are mostly GEMMs, −6.6 % at
+// the bound and −10.5 % inside, ahead of the 70B run (TP traffic and full recomputation beside its
+// GEMMs), −4.8 % and −7.8 %.
+TEST(Calibrate, NamesTheRunsThatPressAConstantAgainstItsBound) {
+    Efficiency truth = preset_gpu("h100-sxm").eff;
+    truth.gemm_16 = 0.95;
+    std::vector<Case> runs;
+    for (auto [model, gpus, tp] : {std::tuple{"llama3-8b", 8, 1}, {"llama3-8b", 16, 1}, {"llama3-70b", 64, 8}}) {
+        Case c;
+        c.id = std::string(model) + "-" + std::to_string(gpus);
+        c.source = c.id;
+        c.model = preset_model(model);
+        c.cluster = preset_cluster("dgx-h100");
+        c.cluster.gpus = gpus;
+        c.layout.tp = tp;
+        c.layout.dp = gpus / tp;
+        c.layout.global_batch = 64;
+        c.layout.seq_len = 4096;
+        c.layout.sequence_parallel = tp > 1;
+        c.layout.recompute = tp > 1 ? Recompute::full : Recompute::none;
+        Case truth_case = c;
+        truth_case.cluster.gpu.eff = truth;
+        const Plan p = evaluate(truth_case.model, truth_case.cluster, truth_case.layout);
+        ASSERT_FALSE(p.rejection) << c.id;
+        c.measured.tokens_per_s_per_gpu = p.throughput.tokens_per_s_per_gpu;
+        runs.push_back(c);
+    }
+    const std::vector<FitParam> params = {{"gemm_16", &Efficiency::gemm_16, 0.3, 0.85}};
+    const FitResult f = fit_efficiency(runs, preset_gpu("h100-sxm").eff, 0.0, params);
+    EXPECT_NEAR(f.eff.gemm_16, 0.85, 0.005);
+    const auto bounds = constants_at_bounds(f.eff, {"gemm_8", "gemm_4", "gemm_half_dim", "moe", "attn", "scale_out_bw",
+                                                    "overlap_dp", "a2a", "reserve_gb"});
+    ASSERT_EQ(bounds.size(), 1u);
+    EXPECT_EQ(std::string(bounds[0]->key), "gemm_16");
+    const std::vector<Pull> pulls = runs_pressing(runs, f.eff, params, "gemm_16");
+    ASSERT_EQ(pulls.size(), runs.size());
+    for (size_t i = 0; i < pulls.size(); ++i) {
+        EXPECT_LT(pulls[i].error, 0) << pulls[i].id;                      // slow at the bound...
+        EXPECT_LT(pulls[i].error_inside, pulls[i].error) << pulls[i].id;  // ...slower inside it
+        if (i > 0) {
+            const double grew = std::log1p(-pulls[i].error_inside) - std::log1p(-pulls[i].error);
+            const double grew_before = std::log1p(-pulls[i - 1].error_inside) - std::log1p(-pulls[i - 1].error);
+            EXPECT_LE(grew, grew_before + 1e-12);  // largest first
+        }
+    }
+    EXPECT_EQ(runs_pressing(runs, f.eff, params, "gemm_16", 1).size(), 1u);
+    EXPECT_THROW(runs_pressing(runs, f.eff, params, "no_such_constant"), std::invalid_argument);
 }
 
 // Ranking, by hand: one job run with three layouts measured at 100, 110 and 200 tokens/s/GPU and

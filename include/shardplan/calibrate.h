@@ -75,6 +75,20 @@ inline constexpr double kPriorWeight = 0.02;
 FitResult fit_efficiency(const std::vector<Case>& cases, const Efficiency& start, double prior_weight = kPriorWeight,
                          const std::vector<FitParam>& params = fit_params(), int min_sources = 1);
 
+/// A run that presses a fitted constant against an end of its plausible range: its throughput error with
+/// the constants as fitted, and with that one constant a tenth of the range back inside. The runs whose
+/// error grows most are those the missing mechanism is in (past the end an input may not go: a2a's 1).
+struct Pull {
+    std::string id;
+    double error = 0;         // (predicted − measured) / measured, as fitted
+    double error_inside = 0;  // the same with the constant a tenth of its range back from the end
+};
+/// The at most `n` runs of `cases` (each with `params` of `eff` in place) whose |log error| grows most when
+/// constant `key` moves a tenth of its plausible range back from the end nearer it, largest first; none
+/// that grow by under 0.001. Throws std::invalid_argument for a key the constants table lacks.
+std::vector<Pull> runs_pressing(const std::vector<Case>& cases, const Efficiency& eff,
+                                const std::vector<FitParam>& params, const std::string& key, size_t n = 5);
+
 /// One shared set plus a set per generation (docs/validation.md, "One shared set"): shared_params()
 /// fitted on every run pooled, each at its generation's generic start; then each generation's runs fit
 /// from shared_start, pulled towards it. How the built-in defaults (`calibrate --per-generation`) and

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <stdexcept>
 #include <thread>
 
 #include <fmt/format.h>
@@ -134,6 +135,40 @@ Eval evaluate_all(const std::vector<Case>& cases, const Efficiency& eff, const E
 
 FitScore score_efficiency(const std::vector<Case>& cases, const Efficiency& eff, const std::vector<FitParam>& params) {
     return evaluate_all(cases, eff, eff, 0.0, params, true).score;
+}
+
+std::vector<Pull> runs_pressing(const std::vector<Case>& cases, const Efficiency& eff,
+                                const std::vector<FitParam>& params, const std::string& key, size_t n) {
+    const Constant* k = find_constant(key);
+    if (!k) throw std::invalid_argument("runs_pressing: no constant " + key);
+    // A tenth of the plausible range back from the end it sits at (past it an input may not go: a2a's 1).
+    const double v = k->to_json(eff), step = 0.1 * (k->fit_hi - k->fit_lo);
+    const double inside = v >= 0.5 * (k->fit_lo + k->fit_hi) ? v - step : v + step;
+    struct Scored {
+        Pull pull;
+        double loss;
+    };
+    std::vector<Scored> out;
+    for (const Case& c : cases) {
+        const auto meas = measured_throughput(c);
+        if (!meas) continue;
+        Case at = c;
+        apply(at.cluster.gpu.eff, eff, params);
+        Case back = at;
+        k->from_json(back.cluster.gpu.eff, inside);
+        const Plan a = plan_case(at, nullptr, true), b = plan_case(back, nullptr, true);
+        if (a.rejection || b.rejection) continue;
+        const double pa = a.throughput.tokens_per_s_per_gpu, pb = b.throughput.tokens_per_s_per_gpu;
+        if (pa <= 0 || pb <= 0) continue;
+        // How much further from its measurement the run goes with the constant back inside.
+        const double loss = std::fabs(std::log(pb / *meas)) - std::fabs(std::log(pa / *meas));
+        if (loss < 1e-3) continue;
+        out.push_back({{c.id, (pa - *meas) / *meas, (pb - *meas) / *meas}, loss});
+    }
+    std::stable_sort(out.begin(), out.end(), [](const Scored& x, const Scored& y) { return x.loss > y.loss; });
+    std::vector<Pull> pulls;
+    for (size_t i = 0; i < out.size() && i < n; ++i) pulls.push_back(out[i].pull);
+    return pulls;
 }
 
 FitResult fit_efficiency(const std::vector<Case>& cases, const Efficiency& start, double prior_weight,
