@@ -11,6 +11,7 @@
 
 #include "helpers.h"
 #include "shardplan/calibrate.h"
+#include "shardplan/compute.h"
 #include "shardplan/constants.h"
 #include "shardplan/presets.h"
 #include "shardplan/ranges.h"
@@ -114,7 +115,8 @@ TEST(Validation, PublishedRunsStayWithinTheReachedBounds) {
     // (layout.cuda_graphs full, grouped experts, HybridEP, EP overlap); 5.0 % / 14.3 % since NVFP4's GEMMs
     // run at their burst figure times the B200's under-load ratio (Blackwell's `gemm_8` 0.62 → 0.58, at its
     // cuBLASLt figure rather than above it); 4.9 % / 14.2 % since llm-foundry's runs are priced as the eager
-    // PyTorch they ran.
+    // PyTorch they ran; 5.1 % / 14.0 % since the defaults take the NIC share from nccl-tests (0.9) instead of
+    // fitting it.
     EXPECT_LE(s.median_abs_error, 0.052) << "median |error| of tokens/s per GPU";
     EXPECT_LE(s.p90_abs_error, 0.145) << "90th percentile |error|";
     // The same-job ranking in sample: 85 % of 20 pairs since SC21's ZeRO-3 runs are priced (its other
@@ -192,10 +194,12 @@ TEST(Validation, UltraScaleReservedMemoryStaysWithinTheReachedBound) {
 // BigScience's search for BLOOM's layout (examples/validation/bigscience_tr11_search.json, in the repository,
 // fitted on nowhere): 40 Megatron-DeepSpeed runs on up to 384 A100s of Jean Zay, whose nodes have four
 // Omni-Path 100 Gb/s links for eight GPUs (6.25 GB/s each, the BLOOM paper), as each case states. Reached:
-// throughput median 38.0 %, p90 53.8 %, ranking 87 % of 38 pairs, memory median 6.4 % of the device figure,
+// throughput median 38.8 %, p90 55.2 %, ranking 89 % of 38 pairs since the defaults take the NIC share
+// from nccl-tests' 0.9 (Ampere's had been fitted at 0.77; 38.1 %, 54.0 % before); 38.0 %, p90 53.8 %,
+// ranking 87 % of 38 pairs, memory median 6.4 % of the device figure,
 // since flash attention's backward is 2.9 × its forward; 38.2 %, 54.0 %, 87 % since a layer of fused kernels
 // takes 0.73 of the host's launch time (one pair flips); 38.0 %, 54.2 %, 89 %
-// (41.4 % with the A100 preset's 25 GB/s NIC) since SC21's ZeRO-3 runs are priced and Ampere's NIC share
+// (41.4 % with the A100 preset's 25 GB/s NIC, 41.6 % since the NIC share is nccl-tests' 0.9) since SC21's ZeRO-3 runs are priced and Ampere's NIC share
 // left its 0.30 floor for 0.76 (20.3 %, 35.2 %, 79 % at the floor, which slowed these runs by a
 // share no NIC delivers; docs/validation.md, "DeepSpeed's BF16 optimizer").
 TEST(Validation, BigScienceLayoutSearchStaysWithinTheReachedBounds) {
@@ -203,19 +207,20 @@ TEST(Validation, BigScienceLayoutSearchStaysWithinTheReachedBounds) {
     const ValidationReport r = validate_cases(cases);
     ASSERT_EQ(r.summary.predicted, 40);
     EXPECT_LE(r.summary.median_abs_error, 0.39);
-    EXPECT_LE(r.summary.p90_abs_error, 0.55);
+    EXPECT_LE(r.summary.p90_abs_error, 0.555);
     EXPECT_GE(r.summary.ranking.share(), 0.86);
     EXPECT_LE(r.summary.memory.median_abs_error, 0.07);
     // The network is the case's: with the preset's four times faster NIC the same runs come out faster.
     CaseList preset = cases;
     for (Case& c : preset.cases) c.cluster.gpu.scale_out_Bps = preset_gpu("a100-80g").scale_out_Bps;
-    EXPECT_GE(validate_cases(preset).summary.median_abs_error, r.summary.median_abs_error + 0.03);
+    EXPECT_GE(validate_cases(preset).summary.median_abs_error, r.summary.median_abs_error + 0.02);
 }
 
 // SimuMax's B200 runs (examples/validation/simumax_b200.json, in the repository, fitted on nowhere): 43
 // Megatron-LM runs on one 8-GPU B200 node, models cut to their first layers, with the most
 // max_memory_allocated of any rank (19 readings, one per layout). Reached: memory median 1.5 %, p90 5.9 %,
-// none more than 10 % under; throughput median 8.5 %, p90 15.8 %, ranking 96 % of 103 pairs since NVFP4's
+// none more than 10 % under; throughput median 8.7 %, p90 15.9 %, ranking 96 % of 103 pairs since the
+// defaults take the NIC share from nccl-tests (Blackwell refit: `moe` 0.67 → 0.63); 8.5 %, 15.8 % since NVFP4's
 // GEMMs run at their burst figure times the node's under-load ratio (Blackwell refit: `attn` 0.158 → 0.185,
 // its dense rows a point faster, the 128k-token CP rows 8 points nearer); 6.9 %, 18.8 % since the
 // recomputation ladder took the cheap replays (Blackwell refit); 7.3 % since Blackwell's `moe` was refit
@@ -240,11 +245,15 @@ TEST(Validation, SimuMaxB200RunsStayWithinTheReachedBounds) {
 
 // One cluster's own runs, the workflow docs/validation.md ("Calibrating on your own cluster") describes:
 // calibrate on SimuMax's B200 rows at 4 and 8 micro-batches and the context-parallel rows (31), predict
-// the 12 rows at 32 micro-batches it never saw. Reached: held out 5.9 % with the defaults, 2.9 % with the
-// fit (10.9 % and 2.4 % while Blackwell's roll-off was fitted on calibration.json). The fit lands near the
-// node's own kernel timings (gemm_half_dim 262 against the 250 the defaults take from them, attention
-// `attn` 0.28 against 0.25), exposes the DP traffic Megatron-LM runs without --overlap-grad-reduce, and
-// leaves no MoE constant at a bound (moe and a2a went to 1 from the fitted roll-off).
+// the 12 rows at 32 micro-batches it never saw. Reached: held out 7.8 % with the defaults, 3.0 % with the
+// fit since the defaults take the NIC share from nccl-tests (5.9 % and 2.9 % before; 10.9 % and 2.4 % while
+// Blackwell's roll-off was fitted on calibration.json). The fit's GEMM curve stays near the node's own
+// kernel timings, 0.42 of peak at a 4,096-wide GEMM and 0.36 at 640 against the timings' 0.45-0.51 and
+// 0.37-0.45: gemm_16 and gemm_half_dim trade along a flat valley (0.43 and 134 from these defaults, about
+// 0.5 and 262 from the last ones), so the curve is checked, not either constant. It finds attention
+// faster than the defaults (`attn` 0.29 against the node's 0.25), exposes the DP traffic Megatron-LM runs
+// without --overlap-grad-reduce, and leaves no MoE constant at a bound (moe and a2a went to 1 from the
+// fitted roll-off).
 TEST(Validation, CalibratingOnOneNodesRunsPredictsItsOtherRuns) {
     const CaseList cases = example_cases("simumax_b200.json");
     std::vector<Case> fit, held;
@@ -259,8 +268,12 @@ TEST(Validation, CalibratingOnOneNodesRunsPredictsItsOtherRuns) {
     EXPECT_GT(before.throughput.median_abs_error, 0.05);
     EXPECT_LT(after.throughput.median_abs_error, 0.035);
     EXPECT_LT(after.throughput.p90_abs_error, 0.09);
-    EXPECT_GE(r.eff.gemm_half_dim, 150.0);
-    EXPECT_LE(r.eff.gemm_half_dim, 400.0);
+    const double wide = gemm_efficiency(r.eff, Precision::bf16, 8192, 8192, 4096);
+    const double narrow = gemm_efficiency(r.eff, Precision::bf16, 8192, 8192, 640);
+    EXPECT_GE(wide, 0.40);
+    EXPECT_LE(wide, 0.55);
+    EXPECT_GE(narrow, 0.30);
+    EXPECT_LE(narrow, 0.45);
     EXPECT_GE(r.eff.attn, 0.20);
     EXPECT_LE(r.eff.attn, 0.34);
     EXPECT_LT(r.eff.overlap_dp, 0.1);
@@ -453,7 +466,10 @@ TEST(Validation, RankingCountsSameJobPairsMoreThanFivePercentApart) {
 }
 
 // The headline figure: each source of calibration.json predicted with constants fitted on the others.
-// Reached: median 5.7 %, p90 16.9 %, ranking 85 % of 20, since llm-foundry's runs are priced as the eager
+// Reached: median 5.8 %, p90 17.3 %, ranking 90 % of 20, since the defaults take the NIC share from
+// nccl-tests' 0.9 of line rate instead of fitting it (Blackwell's fitted 0.66, below any measurement, had
+// pressed a2a to its end; Megatron-Bridge 8.9 → 8.4 %, p90 20.7 → 17.9 %, MosaicML 4.4 → 3.9 %, DGX Cloud
+// 6.5 → 6.4 %); 5.7 %, 16.9 %, 85 %, since llm-foundry's runs are priced as the eager
 // PyTorch they ran (kernels and gradient accumulation eager: MosaicML's p90 14.5 → 14.1 %, DGX Cloud 6.7 →
 // 6.5 %, Megatron-Bridge 8.5 → 8.9 % through the refit); 5.7 %, 17.2 %, 85 %, since NVFP4's GEMMs run at their cuBLASLt burst
 // figure times the B200's under-load ratio (0.76 × 0.51/0.63 = 0.615; Megatron-Bridge 9.4 → 8.5 %, p90
@@ -501,8 +517,8 @@ TEST(Validation, RankingCountsSameJobPairsMoreThanFivePercentApart) {
 TEST(Validation, LeaveOneSourceOutStaysWithinTheReachedBounds) {
     SHARDPLAN_REQUIRE_SHARED(kCalibration);
     const LeaveOneSourceOut l = leave_one_source_out(read_cases(read_json_file(kCalibration, "calibration"), "calibration").cases);
-    EXPECT_LE(l.throughput.median_abs_error, 0.058);
-    EXPECT_LE(l.throughput.p90_abs_error, 0.171);
+    EXPECT_LE(l.throughput.median_abs_error, 0.059);
+    EXPECT_LE(l.throughput.p90_abs_error, 0.174);
     EXPECT_GE(l.ranking.share(), 0.85);
 }
 

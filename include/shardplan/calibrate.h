@@ -55,8 +55,13 @@ FitScore score_efficiency(const std::vector<Case>& cases, const Efficiency& eff,
 /// ones no fit moves (sourced per generation, e.g. attn_fused). `calibrate --from-generic` starts here.
 Efficiency generic_efficiency(const std::string& generation);
 
+/// Whether the built-in defaults (fit_generations: `calibrate --per-generation`, each leave-one-source-out
+/// refit) take this fitted constant from its source instead of fitting it: scale_out_bw, nccl-tests' 0.9 of
+/// line rate. A cluster's own `calibrate` fits it as the rest.
+bool sourced_for_defaults(const FitParam& f);
+
 /// The constants one fit shares across GPU generations: every fitted one but the GEMMs' shares of peak
-/// (the GPU's own) and overlap_dp (a framework's own overlap).
+/// (the GPU's own), overlap_dp (a framework's own overlap) and those sourced_for_defaults.
 const std::vector<FitParam>& shared_params();
 
 /// A generation's start under a shared fit: generic_efficiency with the shared constants of `shared`, but a
@@ -64,7 +69,7 @@ const std::vector<FitParam>& shared_params();
 Efficiency shared_start(const std::string& generation, const Efficiency& shared);
 
 /// The constants fit_generations fits for one generation: fit_params() less those it takes from kernel
-/// timings (Blackwell's bf16 gemm_16 and gemm_half_dim).
+/// timings (Blackwell's bf16 gemm_16 and gemm_half_dim) and those sourced_for_defaults.
 std::vector<FitParam> generation_params(const std::string& generation);
 
 /// Fits `params` (default: all of fit_params()) starting from `start`. `prior_weight` scales the pull

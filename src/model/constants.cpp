@@ -88,7 +88,9 @@ const std::vector<Constant>& efficiency_constants() {
          "nccl-tests all-reduce bus bandwidth about 80 % of NVLink rate (reference B.1)"},
         {"scale_out_bw", &Efficiency::scale_out_bw, "scale_out_bw", S::one, "fraction", 0.01, 1, 0.30, 1.0, true,
          "achieved share of the NIC line rate",
-         "nccl-tests over InfiniBand/RoCE: 85-95 % of line rate (reference B.1); fitted"},
+         "nccl-tests over InfiniBand/RoCE: 85-95 % of line rate (reference B.1): the defaults take 0.9, the middle, "
+         "not fitted (fitted on the published runs it fell to 0.66 on Blackwell, below any measurement, and pressed "
+         "a2a to its end; docs/validation.md); calibrate fits it to a cluster's own runs"},
         {"overlap_dp", &Efficiency::overlap_dp, "overlap_dp", S::one, "fraction", 0, 1, 0.0, 1.0, true,
          "share of DP traffic the backward/forward compute can hide",
          "Megatron-LM overlap_grad_reduce / overlap_param_gather, FSDP prefetch; fitted"},

@@ -122,39 +122,39 @@ Efficiency default_efficiency(const std::string& generation) {
     Efficiency e;
     // FITTED-BEGIN (tools/fit_defaults.py: shardplan calibrate calibration.json --per-generation)
     if (generation == "ampere") {  // 98 runs
-        e.gemm_16 = 0.7797;
+        e.gemm_16 = 0.7825;
         e.gemm_8 = 0.65;
         e.gemm_4 = 0.55;
-        e.gemm_half_dim = 165.1;
-        e.moe = 0.6997;
-        e.attn = 0.2153;
-        e.scale_out_bw = 0.7729;
-        e.overlap_dp = 0.5907;
-        e.a2a = 0.8313;
+        e.gemm_half_dim = 170.5;
+        e.moe = 0.6982;
+        e.attn = 0.2154;
+        e.scale_out_bw = 0.9;
+        e.overlap_dp = 0.5885;
+        e.a2a = 0.7133;
         e.reserve_bytes = 1.849e+09;
     }
     if (generation == "blackwell") {  // 64 runs
         e.gemm_16 = 0.51;
-        e.gemm_8 = 0.5827;
+        e.gemm_8 = 0.5872;
         e.gemm_4 = 0.6152;
         e.gemm_half_dim = 250;
-        e.moe = 0.669;
-        e.attn = 0.1852;
-        e.scale_out_bw = 0.6579;
-        e.overlap_dp = 0.3274;
-        e.a2a = 0.9999;
+        e.moe = 0.629;
+        e.attn = 0.1865;
+        e.scale_out_bw = 0.9;
+        e.overlap_dp = 0.3046;
+        e.a2a = 0.9807;
         e.reserve_bytes = 1.849e+09;
     }
     if (generation == "hopper") {  // 162 runs
-        e.gemm_16 = 0.6818;
-        e.gemm_8 = 0.6181;
+        e.gemm_16 = 0.6781;
+        e.gemm_8 = 0.6135;
         e.gemm_4 = 0.55;
-        e.gemm_half_dim = 462.2;
-        e.moe = 0.8219;
-        e.attn = 0.2147;
-        e.scale_out_bw = 0.7759;
-        e.overlap_dp = 0.7918;
-        e.a2a = 0.8159;
+        e.gemm_half_dim = 450.2;
+        e.moe = 0.8253;
+        e.attn = 0.2161;
+        e.scale_out_bw = 0.9;
+        e.overlap_dp = 0.7057;
+        e.a2a = 0.7059;
         e.reserve_bytes = 1.851e+09;
     }
     // FITTED-END
