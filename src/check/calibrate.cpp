@@ -35,7 +35,7 @@ const std::vector<FitParam>& fit_params() {
 bool sourced_for_defaults(const FitParam& f) {
     // The NIC share, at nccl-tests' 0.9 of line rate (generic_efficiency's, Efficiency{}): fitted on the
     // published runs it fell to 0.66 on Blackwell, below any measurement of it, held there by GPT-OSS
-    // releases that disagree, and pressed a2a to its end (docs/validation.md, "One shared set").
+    // releases that disagree, and pressed a2a to its end (docs/validation.md, "How the defaults were fitted").
     return f.field == &Efficiency::scale_out_bw;
 }
 
