@@ -179,3 +179,40 @@ TEST(Compute, FlashAttentionOnA100ReadsAttnAtItsOwnShareOfPeak) {
     a.gpu.eff.attn_gpu = 1.0;
     EXPECT_NEAR(layer_work(m, a, l, false).attn_fwd_s / own.attn_fwd_s, 1.6, 1e-12);
 }
+
+// A sliding window (gpt-oss, Mistral 7B v0.1): row i of a windowed layer sees min(i, w) keys, so its causal
+// products cover the work of a full causal layer over 2w − w(w − 1)/s keys. Llama 3 8B at s = 4096, w = 128,
+// every layer windowed: 256 − 128·127/4096 = 252.03125. The forward's attention FLOPs per token fall by
+// L · (s − 252.03125) · a·(d_qk + d_v) = 32 · 3843.96875 · 8192 = 1,007,673,344, a training step's (forward
+// and backward) by 3 × that, 3,023,020,032. Flash's forward time is
+// its FLOPs over attn · s/(s + 500) (attn_half_seq): windowed over full = (252.03125 + 500)/(4096 + 500)
+// = 0.163627...; half the layers windowed, each layer takes the mean of the two. The unfused core computes
+// the whole square and masks it: no faster, though the model FLOPs still count the window.
+TEST(Compute, WindowedLayersAttendToTheirWindowOnly) {
+    const ModelSpec full = preset_model("llama3-8b");
+    ModelSpec windowed = full;
+    windowed.sliding_window = 128;
+    windowed.window_layers = full.layers;
+    validate_model(windowed);
+    EXPECT_NEAR(model_flops_per_token(full, 4096) - model_flops_per_token(windowed, 4096), 3'023'020'032.0, 1.0);
+    ClusterSpec c = preset_cluster("dgx-h100");
+    c.gpu.eff.layer_overhead_s = 0;
+    Layout l;
+    l.seq_len = 4096;
+    const LayerWork f = layer_work(full, c, l, false), w = layer_work(windowed, c, l, false);
+    EXPECT_NEAR(w.attn_fwd_s / f.attn_fwd_s, (252.03125 + 500.0) / (4096.0 + 500.0), 1e-12);
+    ModelSpec half = windowed;
+    half.window_layers = full.layers / 2;
+    const LayerWork h = layer_work(half, c, l, false);
+    EXPECT_NEAR(h.attn_fwd_s, 0.5 * (f.attn_fwd_s + w.attn_fwd_s), 1e-15);
+    EXPECT_LT(h.model_flops, f.model_flops);
+    EXPECT_GT(h.model_flops, w.model_flops);
+    // A window as long as the sequence changes nothing.
+    ModelSpec wide = windowed;
+    wide.sliding_window = 4096;
+    EXPECT_DOUBLE_EQ(layer_work(wide, c, l, false).fwd_s, f.fwd_s);
+    l.attention_kernel = AttentionKernel::unfused;
+    const LayerWork fu = layer_work(full, c, l, false), wu = layer_work(windowed, c, l, false);
+    EXPECT_DOUBLE_EQ(wu.attn_fwd_s, fu.attn_fwd_s);
+    EXPECT_LT(wu.model_flops, fu.model_flops);
+}

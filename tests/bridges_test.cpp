@@ -123,6 +123,40 @@ TEST(HfImport, Qwen2HasQkvBiasAndQwen3HasQkNorm) {
     EXPECT_EQ(model_params_total(model_from_hf_config(q3, "m")), 80'704 - 256 + 64);
 }
 
+// Sliding windows from a config: transformers' layer_types where it is there (gpt-oss: 128 tokens on every
+// second layer, 18 of 36, as the preset has it), else each family's older keys: Mistral's sliding_window on
+// every layer; Qwen2's only with use_sliding_window, from max_window_layers on (2 layers, 1 full: 1).
+TEST(HfImport, SlidingWindowsComeFromLayerTypesOrTheFamilysKeys) {
+    json oss = hf(kGptOss);
+    oss["sliding_window"] = 128;
+    oss["layer_types"] = json::array();
+    for (int i = 0; i < 36; ++i) oss["layer_types"].push_back(i % 2 == 0 ? "sliding_attention" : "full_attention");
+    const ModelSpec m = model_from_hf_config(oss, "m");
+    EXPECT_EQ(m.sliding_window, 128);
+    EXPECT_EQ(m.window_layers, 18);
+    EXPECT_EQ(m.window_layers, preset_model("gpt-oss-120b").window_layers);
+    json mistral = hf(kLlama3_8B);
+    mistral["architectures"] = {"MistralForCausalLM"};
+    mistral["sliding_window"] = 4096;
+    const ModelSpec mi = model_from_hf_config(mistral, "m");
+    EXPECT_EQ(mi.sliding_window, 4096);
+    EXPECT_EQ(mi.window_layers, mi.layers);
+    json q2 = hf(R"({"architectures": ["Qwen2ForCausalLM"], "hidden_size": 64, "intermediate_size": 128,
+      "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 100,
+      "sliding_window": 32, "max_window_layers": 1, "use_sliding_window": false})");
+    EXPECT_EQ(model_from_hf_config(q2, "m").window_layers, 0);
+    q2["use_sliding_window"] = true;
+    EXPECT_EQ(model_from_hf_config(q2, "m").window_layers, 1);
+    EXPECT_EQ(model_from_hf_config(hf(kLlama3_8B), "m").sliding_window, 0);
+    oss["layer_types"].erase(0);  // 35 entries for 36 layers
+    try {
+        model_from_hf_config(oss, "m");
+        FAIL();
+    } catch (const ConfigError& e) {
+        EXPECT_TRUE(contains(e.what(), "m.layer_types")) << e.what();
+    }
+}
+
 TEST(HfImport, ErrorsListWhatIsSupportedOrMissing) {
     try {
         model_from_hf_config(hf(R"({"architectures": ["FalconForCausalLM"], "hidden_size": 64})"), "--model");
@@ -202,6 +236,12 @@ TEST(Export, MegatronArgumentsFlagByFlag) {
 
 TEST(Export, RefusalsSayWhy) {
     Scene s = llama70b();
+    // A sliding window no exporter writes: the job would run full attention on every layer.
+    s.m.sliding_window = 4096;
+    s.m.window_layers = s.m.layers;
+    for (Framework f : {Framework::megatron, Framework::torchtitan, Framework::deepspeed})
+        EXPECT_TRUE(contains(*export_config(s.m, s.c, s.l, f).refusal, "model.sliding_window"));
+    s = llama70b();
     s.l.schedule = Schedule::gpipe;
     s.l.vpp = 1;
     ASSERT_TRUE(export_config(s.m, s.c, s.l, Framework::megatron).refusal);

@@ -1,6 +1,8 @@
 // Parameter counts against the published totals of each family.
 #include <gtest/gtest.h>
 
+#include "shardplan/error.h"
+#include "shardplan/io.h"
 #include "shardplan/model.h"
 #include "shardplan/presets.h"
 
@@ -71,4 +73,28 @@ TEST(Model, ValidationNamesTheField) {
     } catch (const std::exception& e) {
         EXPECT_NE(std::string(e.what()).find("model.kv_heads"), std::string::npos);
     }
+}
+
+// A window needs a length, and windows at most every layer; JSON without window_layers windows them all.
+TEST(Model, SlidingWindowFieldsAreChecked) {
+    ModelSpec m = preset_model("llama3-8b");
+    m.window_layers = 4;
+    try {
+        validate_model(m);
+        FAIL() << "window_layers without a sliding_window";
+    } catch (const std::exception& e) {
+        EXPECT_NE(std::string(e.what()).find("model.window_layers"), std::string::npos) << e.what();
+    }
+    m.sliding_window = 4096;
+    m.window_layers = m.layers + 1;
+    EXPECT_THROW(validate_model(m), ConfigError);
+    const ModelSpec all = model_from_json(json::parse(R"({"preset": "llama3-8b", "sliding_window": 4096})"), "model");
+    EXPECT_EQ(all.window_layers, all.layers);
+    const ModelSpec some =
+        model_from_json(json::parse(R"({"preset": "llama3-8b", "sliding_window": 512, "window_layers": 8})"), "model");
+    EXPECT_EQ(some.sliding_window, 512);
+    EXPECT_EQ(some.window_layers, 8);
+    EXPECT_EQ(to_json(some)["sliding_window"], 512);  // and written as read
+    EXPECT_EQ(to_json(some)["window_layers"], 8);
+    EXPECT_THROW(model_from_json(json::parse(R"({"preset": "llama3-8b", "sliding_window": -1})"), "model"), ConfigError);
 }

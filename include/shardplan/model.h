@@ -54,6 +54,8 @@ struct ModelSpec {
     bool qkv_bias = false;     // biases on q, k, v only (Qwen2, gpt-oss)
     bool qk_norm = false;      // per-head RMSNorm on q and k (Qwen3)
     bool attention_sinks = false;  // one learned softmax logit per head and layer (gpt-oss)
+    int64_t sliding_window = 0;    // w: keys a query sees at most in a windowed layer (0: every layer full causal)
+    int64_t window_layers = 0;     // how many of the layers are windowed (gpt-oss: every second; Mistral 7B v0.1: all)
     std::optional<MlaSpec> mla;
     std::optional<MoeSpec> moe;
 };

@@ -108,6 +108,14 @@ double flash_core_s(const ModelSpec& m, const ClusterSpec& c, AttentionKernel ke
     return flops / (c.gpu.peak_16_flops * eta);
 }
 
+// What a windowed layer's causal products cover, as the sequence a full causal layer of the same work
+// would have: a row i sees min(i, w) keys, w − w(w − 1)/(2s) on average, against (s + 1)/2 ≈ s/2 with
+// no window; so 2w − w(w − 1)/s, and s where the window holds the whole sequence (or there is none).
+double windowed_span(int64_t window, double s) {
+    const double w = static_cast<double>(window);
+    return window <= 0 || w >= s ? s : 2.0 * w - w * (w - 1.0) / s;
+}
+
 // The unfused core's two products (Megatron's baddbmm for Q·Kᵀ, bmm for the probabilities times V): cuBLAS
 // batched GEMMs, one per head of the micro-batch, over the whole s × s square — the causal mask is applied
 // to the scores after the first, so no block is skipped (flash skips the masked half). Priced as GEMMs of
@@ -248,10 +256,19 @@ LayerWork layer_work(const ModelSpec& m, const ClusterSpec& c, const Layout& l, 
     const double s = static_cast<double>(l.seq_len);
     const double b = static_cast<double>(l.micro_batch);
     const double qo_width = static_cast<double>(q_width(m) + attn_out_width(m));  // a·(d_qk + d_v)
-    const double attn_flops = b * s * s * qo_width / (tp * static_cast<double>(l.cp));
+    // Windowed layers (sliding_window) do the work of a causal layer over windowed_span keys; each layer takes
+    // the model's average of the two kinds. Flash skips the blocks outside the window; the unfused core
+    // computes the whole square and masks it, so its time does not fall.
+    const double win_share = static_cast<double>(m.window_layers) / static_cast<double>(m.layers);
+    const double s_win = windowed_span(m.sliding_window, s);
+    const double per_key = b * s * qo_width / (tp * static_cast<double>(l.cp));
+    const double attn_flops = per_key * ((1.0 - win_share) * s + win_share * s_win);
     const bool unfused = l.attention_kernel == AttentionKernel::unfused;
     const double heads = b * static_cast<double>(m.heads) / tp, queries = s / static_cast<double>(l.cp);
-    const double attn_fwd_s = unfused ? unfused_core_s(m, c, heads, queries, s) : flash_core_s(m, c, l.attention_kernel, attn_flops, s);
+    const double attn_fwd_s =
+        unfused ? unfused_core_s(m, c, heads, queries, s)
+                : (1.0 - win_share) * flash_core_s(m, c, l.attention_kernel, per_key * s, s) +
+                      (win_share > 0 ? win_share * flash_core_s(m, c, l.attention_kernel, per_key * s_win, s_win) : 0.0);
     if (unfused) {
         // Between its two products the b·a·s² scores pass through HBM: the softmax reads and writes them, dropout
         // reads and writes them and writes its 1-byte mask (FlashAttention, Dao et al. 2022 §2.2: standard
@@ -354,7 +371,8 @@ double model_flops_per_token(const ModelSpec& m, int64_t seq_len) {
     };
     double params = static_cast<double>(n_dense) * matmul(false) + static_cast<double>(n_moe) * matmul(true) +
                     static_cast<double>(m.vocab * m.hidden);
-    const double attn = static_cast<double>(m.layers) * static_cast<double>(seq_len) *
+    const double s = static_cast<double>(seq_len), windowed = static_cast<double>(m.window_layers);
+    const double attn = ((static_cast<double>(m.layers) - windowed) * s + windowed * windowed_span(m.sliding_window, s)) *
                         static_cast<double>(q_width(m) + attn_out_width(m));  // causal: s·a·(d_qk + d_v) per token fwd
     return 6.0 * params + 3.0 * attn;
 }

@@ -355,6 +355,12 @@ Export deepspeed(const ModelSpec& m, const Layout& l) {
 
 Export export_config(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Framework f) {
     if (auto p = check_layout(m, c, l)) return refuse(f, p->field + ": expected " + p->expected);
+    // No exporter writes a sliding window: the job it wrote would attend over the whole sequence on every layer.
+    if (m.window_layers > 0)
+        return refuse(f, fmt::format("model.sliding_window: shardplan does not write a sliding window ({} tokens on {} "
+                                     "layers) into this configuration, and without it every layer would attend over "
+                                     "the whole sequence",
+                                     m.sliding_window, m.window_layers));
     switch (f) {
         case Framework::megatron: return megatron(m, l);
         case Framework::torchtitan: return torchtitan(m, l);

@@ -1,6 +1,8 @@
 // Hugging Face config.json import. Key names follow transformers' configuration_<family>.py classes.
 #include "shardplan/hf.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "shardplan/error.h"
@@ -146,6 +148,48 @@ ModelSpec model_from_hf_config(const nlohmann::json& j, const std::string& field
             m.attention_sinks = true;
             m.moe = MoeSpec{h.integer("num_local_experts"), h.integer("num_experts_per_tok"), 0, m.ffn_hidden, 0, 1};
             break;
+    }
+    // Sliding-window attention: transformers' layer_types where the config has it, else each family's older
+    // keys (Mistral's sliding_window on every layer; Qwen2/3's use_sliding_window from max_window_layers on;
+    // gpt-oss alternating, from the first layer).
+    const int64_t window = h.integer("sliding_window", 0);
+    if (j.contains("layer_types") && !j["layer_types"].is_null()) {
+        const json& types = j["layer_types"];
+        if (!types.is_array() || static_cast<int64_t>(types.size()) != m.layers)
+            throw ConfigError(field + ".layer_types", fmt::format("an array of {} layer types (num_hidden_layers)", m.layers));
+        int64_t windowed = 0;
+        for (const json& t : types) {
+            if (t == "sliding_attention") ++windowed;
+            else if (t != "full_attention")
+                throw ConfigError(field + ".layer_types", "\"full_attention\" or \"sliding_attention\" per layer, got " + describe_json(t));
+        }
+        if (windowed > 0 && window <= 0)
+            throw ConfigError(field + ".sliding_window", "a positive integer where layer_types has sliding_attention");
+        if (windowed > 0) {
+            m.sliding_window = window;
+            m.window_layers = windowed;
+        }
+    } else if (window > 0) {
+        switch (known->family) {
+            case Family::mistral:
+            case Family::mixtral:
+                m.sliding_window = window;
+                m.window_layers = m.layers;
+                break;
+            case Family::qwen2:
+            case Family::qwen3:
+            case Family::qwen3_moe:
+                if (h.boolean("use_sliding_window", false)) {
+                    m.window_layers = std::max<int64_t>(0, m.layers - h.integer("max_window_layers", m.layers));
+                    m.sliding_window = m.window_layers > 0 ? window : 0;
+                }
+                break;
+            case Family::gpt_oss:
+                m.sliding_window = window;
+                m.window_layers = (m.layers + 1) / 2;
+                break;
+            default: break;
+        }
     }
     validate_model(m, field);
     return m;

@@ -224,7 +224,7 @@ ModelSpec model_from_json(const json& j, const std::string& path, const FileAcce
     Reader r(j, path);
     r.only({"name", "preset", "layers", "hidden", "ffn_hidden", "heads", "kv_heads", "head_dim", "vocab", "mlp", "norm",
             "tied_embeddings", "attention", "mla", "moe", "linear_bias", "qkv_bias", "qk_norm", "attention_sinks", "params_b",
-            "active_params_b"});
+            "active_params_b", "sliding_window", "window_layers"});
     // "preset" starts from a built-in model and lets the other fields override it.
     ModelSpec m = r.has("preset") ? preset_model(r.string("preset", ""), r.at("preset")) : ModelSpec{};
     const bool base = r.has("preset");
@@ -245,6 +245,11 @@ ModelSpec model_from_json(const json& j, const std::string& path, const FileAcce
     m.qkv_bias = r.boolean("qkv_bias", m.qkv_bias);
     m.qk_norm = r.boolean("qk_norm", m.qk_norm);
     m.attention_sinks = r.boolean("attention_sinks", m.attention_sinks);
+    // A window without a layer count windows every layer (Mistral 7B v0.1); a window of 0 none.
+    const bool window_given = r.has("sliding_window");
+    m.sliding_window = r.integer("sliding_window", m.sliding_window);
+    m.window_layers = r.integer("window_layers", window_given && !r.has("window_layers") ? (m.sliding_window > 0 ? m.layers : 0)
+                                                                                          : m.window_layers);
     r.number("params_b", 0);  // stated by a source; informational, type-checked only
     r.number("active_params_b", 0);
     if (r.has("mla")) {

@@ -131,6 +131,10 @@ void validate_model(const ModelSpec& m, const std::string& path) {
     require_range(m.vocab, 1, 100'000'000, path + ".vocab");
     if (m.heads % m.kv_heads != 0)
         throw ConfigError(path + ".kv_heads", fmt::format("a divisor of heads ({}), got {}", m.heads, m.kv_heads));
+    require_range(m.sliding_window, 0, 1'000'000'000, path + ".sliding_window");
+    require_range(m.window_layers, 0, m.layers, path + ".window_layers");
+    if (m.window_layers > 0 && m.sliding_window == 0)
+        throw ConfigError(path + ".window_layers", fmt::format("0 without a sliding_window, got {}", m.window_layers));
     if (m.attention == AttentionKind::mla) {
         if (!m.mla) throw ConfigError(path + ".mla", "an object with the MLA ranks when attention is \"mla\"");
         const MlaSpec& x = *m.mla;

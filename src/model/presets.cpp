@@ -62,10 +62,13 @@ std::vector<ModelSpec> make_models() {
     }
     {
         // Biases on every attention, expert and router matrix, and a sink logit per head (OpenAI's gpt-oss
-        // model card: 116.83 B total, 5.13 B active).
+        // model card: 116.83 B total, 5.13 B active); every second layer attends to a 128-token window
+        // (its config.json: sliding_window 128, layer_types alternating from "sliding_attention").
         ModelSpec m = with_moe(dense("gpt-oss-120b", 36, 2880, 2880, 64, 8, 64, 201088), 128, 4, 0, 2880);
         m.linear_bias = true;
         m.attention_sinks = true;
+        m.sliding_window = 128;
+        m.window_layers = 18;
         v.push_back(m);
     }
     {
