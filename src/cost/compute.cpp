@@ -116,6 +116,12 @@ double windowed_span(int64_t window, double s) {
     return window <= 0 || w >= s ? s : 2.0 * w - w * (w - 1.0) / s;
 }
 
+// The span of the model's mean layer: (L − L_w)·s + L_w·s_w over L (docs/model.md §3).
+double mean_span(const ModelSpec& m, double s) {
+    const double share = static_cast<double>(m.window_layers) / static_cast<double>(m.layers);
+    return (1.0 - share) * s + share * windowed_span(m.sliding_window, s);
+}
+
 // The unfused core's two products (Megatron's baddbmm for Q·Kᵀ, bmm for the probabilities times V): cuBLAS
 // batched GEMMs, one per head of the micro-batch, over the whole s × s square — the causal mask is applied
 // to the scores after the first, so no block is skipped (flash skips the masked half). Priced as GEMMs of
@@ -262,7 +268,7 @@ LayerWork layer_work(const ModelSpec& m, const ClusterSpec& c, const Layout& l, 
     const double win_share = static_cast<double>(m.window_layers) / static_cast<double>(m.layers);
     const double s_win = windowed_span(m.sliding_window, s);
     const double per_key = b * s * qo_width / (tp * static_cast<double>(l.cp));
-    const double attn_flops = per_key * ((1.0 - win_share) * s + win_share * s_win);
+    const double attn_flops = per_key * mean_span(m, s);
     const bool unfused = l.attention_kernel == AttentionKernel::unfused;
     const double heads = b * static_cast<double>(m.heads) / tp, queries = s / static_cast<double>(l.cp);
     const double attn_fwd_s =
@@ -371,8 +377,7 @@ double model_flops_per_token(const ModelSpec& m, int64_t seq_len) {
     };
     double params = static_cast<double>(n_dense) * matmul(false) + static_cast<double>(n_moe) * matmul(true) +
                     static_cast<double>(m.vocab * m.hidden);
-    const double s = static_cast<double>(seq_len), windowed = static_cast<double>(m.window_layers);
-    const double attn = ((static_cast<double>(m.layers) - windowed) * s + windowed * windowed_span(m.sliding_window, s)) *
+    const double attn = static_cast<double>(m.layers) * mean_span(m, static_cast<double>(seq_len)) *
                         static_cast<double>(q_width(m) + attn_out_width(m));  // causal: s·a·(d_qk + d_v) per token fwd
     return 6.0 * params + 3.0 * attn;
 }

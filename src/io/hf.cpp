@@ -163,9 +163,9 @@ ModelSpec model_from_hf_config(const nlohmann::json& j, const std::string& field
             else if (t != "full_attention")
                 throw ConfigError(field + ".layer_types", "\"full_attention\" or \"sliding_attention\" per layer, got " + describe_json(t));
         }
-        if (windowed > 0 && window <= 0)
-            throw ConfigError(field + ".sliding_window", "a positive integer where layer_types has sliding_attention");
         if (windowed > 0) {
+            if (window <= 0)
+                throw ConfigError(field + ".sliding_window", "a positive integer where layer_types has sliding_attention");
             m.sliding_window = window;
             m.window_layers = windowed;
         }

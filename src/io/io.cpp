@@ -246,10 +246,11 @@ ModelSpec model_from_json(const json& j, const std::string& path, const FileAcce
     m.qk_norm = r.boolean("qk_norm", m.qk_norm);
     m.attention_sinks = r.boolean("attention_sinks", m.attention_sinks);
     // A window without a layer count windows every layer (Mistral 7B v0.1); a window of 0 none.
-    const bool window_given = r.has("sliding_window");
-    m.sliding_window = r.integer("sliding_window", m.sliding_window);
-    m.window_layers = r.integer("window_layers", window_given && !r.has("window_layers") ? (m.sliding_window > 0 ? m.layers : 0)
-                                                                                          : m.window_layers);
+    if (r.has("sliding_window")) {
+        m.sliding_window = r.integer("sliding_window", 0);
+        m.window_layers = m.sliding_window > 0 ? m.layers : 0;
+    }
+    m.window_layers = r.integer("window_layers", m.window_layers);
     r.number("params_b", 0);  // stated by a source; informational, type-checked only
     r.number("active_params_b", 0);
     if (r.has("mla")) {
