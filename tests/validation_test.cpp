@@ -46,10 +46,13 @@ TEST(Validation, AnAssumedRecomputationThatCannotFitIsPlannedWithTheFastestThatF
     const Case c = case_from_json(j);
     ASSERT_TRUE(c.is_assumed("layout.recompute"));
     ASSERT_FALSE(evaluate(c.model, c.cluster, c.layout).memory_fits);
-    std::string resolved;
-    const Plan p = plan_case(c, &resolved, true);
+    RecomputeResolution how;
+    const Plan p = plan_case(c, &how, true);
     EXPECT_TRUE(p.memory_fits);
-    EXPECT_EQ(resolved, "layout.recompute: none → selective (core_attn,layernorm,mlp) (the assumed value does not fit)");
+    EXPECT_EQ(how.sentence, "layout.recompute: none → selective (core_attn,layernorm,mlp) (the assumed value does not fit)");
+    EXPECT_TRUE(how.raised_to_fit);
+    EXPECT_FALSE(how.from_framework);
+    EXPECT_FALSE(how.fits_as_written);
     // Every lighter option misses and every fitting one is slower: the first selective set and the block
     // method with one layer fewer than it fits with do not fit; full recomputation fits and is slower.
     double fastest = 0;
@@ -66,18 +69,62 @@ TEST(Validation, AnAssumedRecomputationThatCannotFitIsPlannedWithTheFastestThatF
     // A stated recomputation is planned as written, fitting or not.
     json stated = j;
     stated["derived"] = json::array();
-    EXPECT_FALSE(plan_case(case_from_json(stated), &resolved, true).memory_fits);
+    EXPECT_FALSE(plan_case(case_from_json(stated), &how, true).memory_fits);
+    EXPECT_EQ(how.sentence, "");
     // When nothing fits (70B on 8 H100: its weights and optimizer state alone, about 18 bytes a parameter
     // over 8 GPUs, exceed 80 GB), the run is planned with full recomputation, and said.
     json tight = j;
     tight["cluster"]["gpus"] = 8;
     tight["layout"]["dp"] = 1;
     tight["layout"]["global_batch"] = 8;
-    const Plan full = plan_case(case_from_json(tight), &resolved, true);
+    const Plan full = plan_case(case_from_json(tight), &how, true);
     EXPECT_FALSE(full.memory_fits);
     EXPECT_EQ(full.layout.recompute, Recompute::full);
     EXPECT_EQ(full.layout.recompute_method, RecomputeMethod::uniform);
-    EXPECT_EQ(resolved, "layout.recompute: none → full (the assumed value does not fit; neither does this)");
+    EXPECT_EQ(how.sentence, "layout.recompute: none → full (the assumed value does not fit; neither does this)");
+}
+
+// PaxML's GPU recipes checkpoint with SAVE_DOT_WITH_NO_BATCH_DIM, and with SAVE_NOTHING under FP8
+// (paxml/contrib/gpu/scripts_gpu/configs.py): a PaxML case whose recomputation the source leaves out is
+// planned so. GPT-3 5B on 16 H100s, 4 × 2,048 tokens a micro-batch, fits either way, so nothing is raised;
+// a stated recomputation, or another framework, stays as written.
+TEST(Validation, AnAssumedRecomputationIsTheFrameworksOwnWhereItsRecipesSay) {
+    json j = json::parse(R"J({
+      "id": "pax",
+      "model": {"name": "GPT-3 5B", "layers": 24, "hidden": 4096, "ffn_hidden": 16384, "heads": 32, "kv_heads": 32,
+                "head_dim": 128, "vocab": 50257, "mlp": "gelu", "tied_embeddings": true},
+      "cluster": {"gpu": "h100-sxm", "gpus": 16, "gpus_per_node": 8, "scale_up_domain": 8},
+      "layout": {"tp": 1, "cp": 1, "pp": 1, "dp": 16, "ep": 1, "etp": null, "vpp": 1, "micro_batch": 4,
+                 "global_batch": 64, "seq_len": 2048, "zero": 3, "recompute": "none",
+                 "sequence_parallel": false, "precision": "bf16", "framework": "PaxML (JAX)"},
+      "measured": {"tokens_per_s_per_gpu": 12000},
+      "derived": ["layout.recompute: [assumed] 'none' (not stated)"]})J");
+    RecomputeResolution how;
+    const Plan bf16 = plan_case(case_from_json(j), &how, true);
+    EXPECT_EQ(bf16.layout.recompute, Recompute::selective);
+    EXPECT_EQ(recompute_modules_string(bf16.layout), "core_attn,layernorm,mlp_act");
+    EXPECT_TRUE(how.from_framework);
+    EXPECT_FALSE(how.raised_to_fit);
+    EXPECT_TRUE(how.fits_as_written);
+    EXPECT_EQ(how.sentence, "layout.recompute: none → selective (core_attn,layernorm,mlp_act) (the framework's own checkpointing)");
+    // The replay costs time: slower than the case as written, which fits too.
+    const Case as_written = case_from_json(j);
+    EXPECT_LT(bf16.throughput.tokens_per_s_per_gpu,
+              evaluate(as_written.model, as_written.cluster, as_written.layout).throughput.tokens_per_s_per_gpu);
+
+    j["layout"]["precision"] = "fp8";
+    const Plan fp8 = plan_case(case_from_json(j), &how, true);
+    EXPECT_EQ(fp8.layout.recompute, Recompute::full);
+    EXPECT_EQ(how.sentence, "layout.recompute: none → full (the framework's own checkpointing)");
+
+    json stated = j;
+    stated["derived"] = json::array();
+    EXPECT_EQ(plan_case(case_from_json(stated), &how, true).layout.recompute, Recompute::none);
+    EXPECT_EQ(how.sentence, "");
+    json other = j;
+    other["layout"]["framework"] = "MaxText (JAX)";
+    EXPECT_EQ(plan_case(case_from_json(other), &how, true).layout.recompute, Recompute::none);
+    EXPECT_FALSE(how.from_framework);
 }
 
 TEST(Validation, PublishedRunsStayWithinTheReachedBounds) {
@@ -116,9 +163,9 @@ TEST(Validation, PublishedRunsStayWithinTheReachedBounds) {
     // run at their burst figure times the B200's under-load ratio (Blackwell's `gemm_8` 0.62 → 0.58, at its
     // cuBLASLt figure rather than above it); 4.9 % / 14.2 % since llm-foundry's runs are priced as the eager
     // PyTorch they ran; 4.7 % / 14.0 % since the defaults take the NIC share from nccl-tests (0.9) instead of
-    // fitting it.
-    EXPECT_LE(s.median_abs_error, 0.052) << "median |error| of tokens/s per GPU";
-    EXPECT_LE(s.p90_abs_error, 0.145) << "90th percentile |error|";
+    // fitting it; 4.7 % / 13.2 % since a PaxML run's unstated recomputation is its recipes' own.
+    EXPECT_LE(s.median_abs_error, 0.049) << "median |error| of tokens/s per GPU";
+    EXPECT_LE(s.p90_abs_error, 0.136) << "90th percentile |error|";
     // The same-job ranking in sample: 90 % of 20 pairs since the NIC share is sourced (one Megatron-Bridge
     // pair); 85 % since SC21's ZeRO-3 runs are priced (its other
     // PTD-P / ZeRO-3 pair goes the measured way); 80 % since reduce-scatter and all-gather are rings (one of
@@ -467,7 +514,10 @@ TEST(Validation, RankingCountsSameJobPairsMoreThanFivePercentApart) {
 }
 
 // The headline figure: each source of calibration.json predicted with constants fitted on the others.
-// Reached: median 5.8 %, p90 17.3 %, ranking 90 % of 20, since the defaults take the NIC share from
+// Reached: median 5.5 %, p90 17.1 %, ranking 90 % of 20, since a recomputation the source leaves out is
+// planned as the framework's recipes run it where they say (PaxML's GPU configs: DGX Cloud's p90 23.7 →
+// 17.4 %, its PaxML rows +22..+53 % → +3..+34 %; Megatron-Bridge 8.4 → 9.0 % through Hopper's refit);
+// 5.8 %, 17.3 %, 90 %, since the defaults take the NIC share from
 // nccl-tests' 0.9 of line rate instead of fitting it (Blackwell's fitted 0.66, below any measurement, had
 // pressed a2a to its end; Megatron-Bridge 8.9 → 8.4 %, p90 20.7 → 17.9 %, MosaicML 4.4 → 3.9 %, DGX Cloud
 // 6.5 → 6.4 %); 5.7 %, 16.9 %, 85 %, since llm-foundry's runs are priced as the eager
@@ -518,8 +568,8 @@ TEST(Validation, RankingCountsSameJobPairsMoreThanFivePercentApart) {
 TEST(Validation, LeaveOneSourceOutStaysWithinTheReachedBounds) {
     SHARDPLAN_REQUIRE_SHARED(kCalibration);
     const LeaveOneSourceOut l = leave_one_source_out(read_cases(read_json_file(kCalibration, "calibration"), "calibration").cases);
-    EXPECT_LE(l.throughput.median_abs_error, 0.059);
-    EXPECT_LE(l.throughput.p90_abs_error, 0.174);
+    EXPECT_LE(l.throughput.median_abs_error, 0.056);
+    EXPECT_LE(l.throughput.p90_abs_error, 0.172);
     EXPECT_GE(l.ranking.share(), 0.85);
 }
 

@@ -180,6 +180,18 @@ FrameworkDefaults framework_defaults(const std::string& framework, const std::st
 /// Sets every field of `l` that `fw` has a default for (what naming a framework brings; what is given
 /// beside it is applied after).
 void apply_framework_defaults(const FrameworkDefaults& fw, Layout& l);
+/// The activation checkpointing a framework's own recipes run, for a run that does not state its own (a
+/// case's `[assumed]` layout.recompute: plan_case, validate.h). PaxML's GPU configurations
+/// (paxml/contrib/gpu/scripts_gpu/configs.py, the GPT recipes NVIDIA's DGX Cloud tables ran) checkpoint
+/// each layer with `SAVE_DOT_WITH_NO_BATCH_DIM` — the projections' outputs kept; the attention core (its
+/// products carry batch dimensions), the norms and the activation function replayed — and with
+/// `SAVE_NOTHING`, full recomputation, under FP8 (GPT5BSynthetic.task). Other frameworks: none known,
+/// nullopt (their cases keep what they assume).
+struct RecomputeDefault {
+    Recompute recompute = Recompute::none;
+    uint32_t modules = 0;  // with selective: module_bit()s
+};
+std::optional<RecomputeDefault> framework_recompute(const std::string& framework, Precision precision);
 /// "core_attn,mlp": the modules a selective layout replays, in Megatron's order.
 std::string recompute_modules_string(const Layout& l);
 /// Expert-data-parallel degree: the tp·cp·dp ranks of one stage, regrouped as etp × ep × edp.

@@ -36,6 +36,8 @@ struct CaseResult {
     std::string job;     // what makes two runs the same job: source, model, GPU kind and count, sequence, precision
     std::string layout;  // the layout as planned (degrees, schedule, micro-batch, ZeRO, recompute, ...)
     std::string resolved;                    // "layout.recompute: none → full (...)" when an assumption was resolved
+    bool recompute_from_framework = false;   // the assumed recomputation became the framework's own
+    bool recompute_raised = false;           // and was raised because it does not fit
 };
 
 struct ErrorStats {
@@ -62,6 +64,7 @@ struct ValidationSummary {
     int64_t false_oom = 0;    // planned runs (measured throughput or not) predicted not to fit although they ran
     int64_t false_oom_as_given = 0;  // the same with every assumed field taken as written
     int64_t resolved = 0;     // cases whose assumed recomputation did not fit and was resolved
+    int64_t framework_recompute = 0;  // cases whose assumed recomputation became their framework's own
     double median_abs_error = 0, p90_abs_error = 0;
     ErrorStats memory;        // where memory was measured
     std::map<std::string, ErrorStats> memory_by_kind;  // allocated / reserved / device
@@ -86,13 +89,21 @@ struct CaseList {
 /// `files` as for case_from_json: the CLI lets a case name a model file beside the case file.
 CaseList read_cases(const json& array, const std::string& field, const FileAccess* files = nullptr);
 
-/// Plans a case as its run must have been configured: as written, except that an assumed
-/// recomputation that cannot fit is raised to the least that fits (a published run ran).
-/// `resolved`, when given, receives a sentence saying what was changed, or stays empty: exactly when the
-/// plan returned is the case as written. `simulate` =
-/// false keeps the closed-form pipeline (the calibration's inner loop, which plans every case thousands
-/// of times); the plan `validate` reports is simulated.
-Plan plan_case(const Case& c, std::string* resolved = nullptr, bool simulate = true);
+/// What plan_case made of a case's assumed recomputation.
+struct RecomputeResolution {
+    std::string sentence;         // "layout.recompute: none → full (...)"; empty exactly when planned as written
+    bool from_framework = false;  // the framework's own checkpointing took the assumed value's place
+    bool raised_to_fit = false;   // raised because what was assumed (or the framework's) does not fit
+    bool fits_as_written = false; // the case as written, every assumption as it stands, fits
+};
+
+/// Plans a case as its run must have been configured: as written, except for an assumed recomputation,
+/// which becomes the framework's own where its recipes say (framework_recompute, layout.h) and, if that
+/// or the assumed value cannot fit, is raised to the least that fits (a published run ran).
+/// `how`, when given, says what was changed. `simulate` = false keeps the closed-form pipeline (the
+/// calibration's inner loop, which plans every case thousands of times); the plan `validate` reports is
+/// simulated.
+Plan plan_case(const Case& c, RecomputeResolution* how = nullptr, bool simulate = true);
 
 CaseResult predict_case(const Case& c);
 ErrorStats error_stats(std::vector<double> abs_errors, const std::vector<double>& signed_errors);

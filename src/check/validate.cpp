@@ -34,18 +34,43 @@ std::optional<double> measured_throughput(const Case& c) {
     return std::nullopt;
 }
 
-Plan plan_case(const Case& c, std::string* resolved, bool simulate) {
+Plan plan_case(const Case& c, RecomputeResolution* how, bool simulate) {
     auto plan = [&](const Layout& l) {
         return simulate ? evaluate(c.model, c.cluster, l) : evaluate_closed_form(c.model, c.cluster, l);
     };
-    Plan p = plan(c.layout);
-    if (p.rejection || p.memory_fits || !c.is_assumed("layout.recompute")) return p;
+    const bool assumed = c.is_assumed("layout.recompute");
+    // An unstated recomputation is the framework's own where its recipes say what that is.
+    Layout base = c.layout;
+    const auto own = assumed ? framework_recompute(c.layout.framework, c.layout.precision) : std::nullopt;
+    if (own) {
+        base.recompute = own->recompute;
+        base.recompute_modules = own->modules;
+        base.recompute_method = RecomputeMethod::uniform;
+        base.recompute_layers = 1;
+    }
+    Plan p = plan(base);
+    if (how) {
+        *how = RecomputeResolution{};
+        how->from_framework = own.has_value();
+        how->fits_as_written = own ? [&] { const Plan w = plan(c.layout); return !w.rejection && w.memory_fits; }()
+                                   : !p.rejection && p.memory_fits;
+    }
+    auto said = [&](const Layout& l) {
+        return l.recompute == Recompute::selective ? fmt::format("selective ({})", recompute_modules_string(l))
+                                                   : std::string(enum_name(l.recompute));
+    };
+    if (p.rejection || p.memory_fits || !assumed) {
+        if (how && own)
+            how->sentence = fmt::format("layout.recompute: {} → {} (the framework's own checkpointing)",
+                                        enum_name(c.layout.recompute), said(base));
+        return p;
+    }
     // The run ran, so it fit: the fastest recomputation heavier than the assumed one that fits (the
     // least replay a recipe would settle for), or full recomputation when none does.
     // The block method's N is found by planning candidates; the plan of each N tried is kept, so the one
     // chosen is not planned again below.
     std::map<int64_t, Plan> block_plans;
-    const auto options = recompute_options(c.model, c.cluster, c.layout, [&](const Layout& l) {
+    const auto options = recompute_options(c.model, c.cluster, base, [&](const Layout& l) {
         Plan q = plan(l);
         if (l.recompute_method == RecomputeMethod::block) block_plans.insert_or_assign(l.recompute_layers, q);
         return q;
@@ -66,10 +91,13 @@ Plan plan_case(const Case& c, std::string* resolved, bool simulate) {
     }
     if (!best) best = std::move(full);
     if (!best) return p;
-    if (resolved)
-        *resolved = fmt::format("layout.recompute: {} → {} (the assumed value does not fit{})",
-                                enum_name(c.layout.recompute), best->first.substr(std::string("recompute ").size()),
-                                best->second.memory_fits ? "" : "; neither does this");
+    if (how) {
+        how->raised_to_fit = true;
+        how->sentence = fmt::format("layout.recompute: {} → {} (the {} does not fit{})", enum_name(c.layout.recompute),
+                                    best->first.substr(std::string("recompute ").size()),
+                                    own ? fmt::format("framework's own, {},", said(base)) : std::string("assumed value"),
+                                    best->second.memory_fits ? "" : "; neither does this");
+    }
     return std::move(best->second);
 }
 
@@ -84,9 +112,12 @@ CaseResult predict_case(const Case& c) {
     r.job = fmt::format("{}|{}|{}|{}|{}|{}|{}", c.source, c.model.name, model_params_total(c.model), c.cluster.gpu.id,
                         c.cluster.gpus, c.layout.seq_len, enum_name(c.layout.precision));
     // Everything predicted comes from model, cluster and layout; the measured part is read after.
-    const Plan p = plan_case(c, &r.resolved, true);
-    // Nothing resolved: p is the case as written. Resolved: as written it ran but did not fit.
-    r.fits_as_given = r.resolved.empty() && !p.rejection && p.memory_fits;
+    RecomputeResolution how;
+    const Plan p = plan_case(c, &how, true);
+    r.resolved = how.sentence;
+    r.recompute_from_framework = how.from_framework;
+    r.recompute_raised = how.raised_to_fit;
+    r.fits_as_given = how.fits_as_written;
     if (p.rejection) {
         r.error = p.rejection->field + ": expected " + p.rejection->expected;
     } else {
@@ -199,7 +230,8 @@ ValidationReport validate_cases(const CaseList& list) {
         if (r.planned) {  // every published run ran, whether or not its throughput was published
             if (!r.fits) ++s.false_oom;
             if (!r.fits_as_given) ++s.false_oom_as_given;
-            if (!r.resolved.empty()) ++s.resolved;
+            if (r.recompute_from_framework) ++s.framework_recompute;
+            if (r.recompute_raised) ++s.resolved;
             if (r.memory_error) {
                 for (Acc* a : {&mem, &mem_kind[r.memory_kind]}) {
                     a->abs.push_back(std::fabs(*r.memory_error));
@@ -290,6 +322,7 @@ json validation_to_json(const ValidationReport& r) {
               {"false_oom", s.false_oom},
               {"false_oom_fraction", s.cases > 0 ? double(s.false_oom) / double(s.cases) : 0.0},
               {"false_oom_as_given", s.false_oom_as_given}, {"resolved_recompute", s.resolved},
+              {"framework_recompute", s.framework_recompute},
               {"memory", stats_json(s.memory)}, {"memory_under_10_pct", s.memory_under_10},
               {"memory_by_kind", [&] {
                    json k = json::object();
@@ -323,6 +356,9 @@ std::string format_validation(const ValidationReport& r, bool per_case) {
                        "p90 {:.1f} %; false OOM {} ({:.1f} %)\n",
                        s.cases, s.predicted, s.unpredicted, 100 * s.median_abs_error, 100 * s.p90_abs_error, s.false_oom,
                        s.cases ? 100.0 * double(s.false_oom) / double(s.cases) : 0.0);
+    if (s.framework_recompute > 0)
+        out += fmt::format("{} cases with an assumed recomputation were planned with their framework's own checkpointing\n",
+                           s.framework_recompute);
     out += fmt::format("{} cases had an assumed recomputation that cannot fit and were planned with more; with every "
                        "assumption as written, {} would not fit\n",
                        s.resolved, s.false_oom_as_given);

@@ -122,40 +122,40 @@ Efficiency default_efficiency(const std::string& generation) {
     Efficiency e;
     // FITTED-BEGIN (tools/fit_defaults.py: shardplan calibrate calibration.json --per-generation)
     if (generation == "ampere") {  // 98 runs
-        e.gemm_16 = 0.7825;
+        e.gemm_16 = 0.7826;
         e.gemm_8 = 0.65;
         e.gemm_4 = 0.55;
-        e.gemm_half_dim = 170.5;
-        e.moe = 0.6982;
+        e.gemm_half_dim = 170.6;
+        e.moe = 0.6991;
         e.attn = 0.2154;
         e.scale_out_bw = 0.9;
         e.overlap_dp = 0.5885;
-        e.a2a = 0.7133;
+        e.a2a = 0.7135;
         e.reserve_bytes = 1.849e+09;
     }
     if (generation == "blackwell") {  // 64 runs
         e.gemm_16 = 0.51;
-        e.gemm_8 = 0.5872;
+        e.gemm_8 = 0.5873;
         e.gemm_4 = 0.6152;
         e.gemm_half_dim = 250;
-        e.moe = 0.629;
+        e.moe = 0.6294;
         e.attn = 0.1865;
         e.scale_out_bw = 0.9;
         e.overlap_dp = 0.3046;
-        e.a2a = 0.9807;
+        e.a2a = 0.9804;
         e.reserve_bytes = 1.849e+09;
     }
     if (generation == "hopper") {  // 162 runs
-        e.gemm_16 = 0.6781;
-        e.gemm_8 = 0.6135;
+        e.gemm_16 = 0.6788;
+        e.gemm_8 = 0.6256;
         e.gemm_4 = 0.55;
-        e.gemm_half_dim = 450.2;
-        e.moe = 0.8253;
-        e.attn = 0.2161;
+        e.gemm_half_dim = 436.3;
+        e.moe = 0.8077;
+        e.attn = 0.2136;
         e.scale_out_bw = 0.9;
-        e.overlap_dp = 0.7057;
-        e.a2a = 0.7059;
-        e.reserve_bytes = 1.851e+09;
+        e.overlap_dp = 0.7355;
+        e.a2a = 0.7034;
+        e.reserve_bytes = 1.849e+09;
     }
     // FITTED-END
     // Hopper-native attention (cuDNN fused attention, FlashAttention-3) against FlashAttention-2 on H100,

@@ -232,6 +232,14 @@ uint32_t op_level_selective_modules() {
            module_bit(RecomputeModule::moe_act) | module_bit(RecomputeModule::every_second_gemm);
 }
 
+std::optional<RecomputeDefault> framework_recompute(const std::string& framework, Precision precision) {
+    if (ascii_lower(framework).find("paxml") == std::string::npos) return std::nullopt;
+    if (is_fp8(precision) || precision == Precision::nvfp4) return RecomputeDefault{Recompute::full, 0};
+    return RecomputeDefault{Recompute::selective, module_bit(RecomputeModule::core_attn) |
+                                                      module_bit(RecomputeModule::layernorm) |
+                                                      module_bit(RecomputeModule::mlp_act)};
+}
+
 std::string recompute_modules_string(const Layout& l) {
     std::string out;
     for (const auto& [m, name] : EnumNames<RecomputeModule>::table)
