@@ -194,6 +194,8 @@ struct RecomputeDefault {
 std::optional<RecomputeDefault> framework_recompute(const std::string& framework, Precision precision);
 /// "core_attn,mlp": the modules a selective layout replays, in Megatron's order.
 std::string recompute_modules_string(const Layout& l);
+/// "none", "selective (core_attn,mlp)" or "full": the recomputation and, when selective, what it replays.
+std::string recompute_setting_string(const Layout& l);
 /// Expert-data-parallel degree: the tp·cp·dp ranks of one stage, regrouped as etp × ep × edp.
 int64_t expert_dp(const Layout& l);
 int64_t micro_batches(const Layout& l);

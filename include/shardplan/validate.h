@@ -17,6 +17,14 @@
 
 namespace shardplan {
 
+/// What plan_case made of a case's assumed recomputation.
+struct RecomputeResolution {
+    std::string sentence;         // "layout.recompute: none → full (...)"; empty exactly when planned as written
+    bool from_framework = false;  // the framework's own checkpointing took the assumed value's place
+    bool raised_to_fit = false;   // raised because what was assumed (or the framework's) does not fit
+    bool fits_as_written = false; // the case as written, every assumption as it stands, fits
+};
+
 struct CaseResult {
     std::string id, source, gpu, generation, family;  // family: framework_family() of the layout's framework
     bool moe = false;
@@ -32,12 +40,9 @@ struct CaseResult {
     std::optional<double> measured_tokens_per_s_per_gpu, measured_step_time_s, measured_mfu, measured_memory_bytes;
     std::optional<double> throughput_error;  // (predicted − measured) / measured
     std::optional<double> memory_error;      // same, where memory was measured, against the figure of its kind
-    bool fits_as_given = false;              // with the case's assumed recomputation, before resolving it
     std::string job;     // what makes two runs the same job: source, model, GPU kind and count, sequence, precision
     std::string layout;  // the layout as planned (degrees, schedule, micro-batch, ZeRO, recompute, ...)
-    std::string resolved;                    // "layout.recompute: none → full (...)" when an assumption was resolved
-    bool recompute_from_framework = false;   // the assumed recomputation became the framework's own
-    bool recompute_raised = false;           // and was raised because it does not fit
+    RecomputeResolution recompute;  // what its assumed recomputation became (plan_case); fits_as_written: as given
 };
 
 struct ErrorStats {
@@ -88,14 +93,6 @@ struct CaseList {
 };
 /// `files` as for case_from_json: the CLI lets a case name a model file beside the case file.
 CaseList read_cases(const json& array, const std::string& field, const FileAccess* files = nullptr);
-
-/// What plan_case made of a case's assumed recomputation.
-struct RecomputeResolution {
-    std::string sentence;         // "layout.recompute: none → full (...)"; empty exactly when planned as written
-    bool from_framework = false;  // the framework's own checkpointing took the assumed value's place
-    bool raised_to_fit = false;   // raised because what was assumed (or the framework's) does not fit
-    bool fits_as_written = false; // the case as written, every assumption as it stands, fits
-};
 
 /// Plans a case as its run must have been configured: as written, except for an assumed recomputation,
 /// which becomes the framework's own where its recipes say (framework_recompute, layout.h) and, if that

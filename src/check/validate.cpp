@@ -55,14 +55,10 @@ Plan plan_case(const Case& c, RecomputeResolution* how, bool simulate) {
         how->fits_as_written = own ? [&] { const Plan w = plan(c.layout); return !w.rejection && w.memory_fits; }()
                                    : !p.rejection && p.memory_fits;
     }
-    auto said = [&](const Layout& l) {
-        return l.recompute == Recompute::selective ? fmt::format("selective ({})", recompute_modules_string(l))
-                                                   : std::string(enum_name(l.recompute));
-    };
     if (p.rejection || p.memory_fits || !assumed) {
         if (how && own)
             how->sentence = fmt::format("layout.recompute: {} → {} (the framework's own checkpointing)",
-                                        enum_name(c.layout.recompute), said(base));
+                                        enum_name(c.layout.recompute), recompute_setting_string(base));
         return p;
     }
     // The run ran, so it fit: the fastest recomputation heavier than the assumed one that fits (the
@@ -95,7 +91,7 @@ Plan plan_case(const Case& c, RecomputeResolution* how, bool simulate) {
         how->raised_to_fit = true;
         how->sentence = fmt::format("layout.recompute: {} → {} (the {} does not fit{})", enum_name(c.layout.recompute),
                                     best->first.substr(std::string("recompute ").size()),
-                                    own ? fmt::format("framework's own, {},", said(base)) : std::string("assumed value"),
+                                    own ? fmt::format("framework's own, {},", recompute_setting_string(base)) : std::string("assumed value"),
                                     best->second.memory_fits ? "" : "; neither does this");
     }
     return std::move(best->second);
@@ -112,12 +108,7 @@ CaseResult predict_case(const Case& c) {
     r.job = fmt::format("{}|{}|{}|{}|{}|{}|{}", c.source, c.model.name, model_params_total(c.model), c.cluster.gpu.id,
                         c.cluster.gpus, c.layout.seq_len, enum_name(c.layout.precision));
     // Everything predicted comes from model, cluster and layout; the measured part is read after.
-    RecomputeResolution how;
-    const Plan p = plan_case(c, &how, true);
-    r.resolved = how.sentence;
-    r.recompute_from_framework = how.from_framework;
-    r.recompute_raised = how.raised_to_fit;
-    r.fits_as_given = how.fits_as_written;
+    const Plan p = plan_case(c, &r.recompute, true);
     if (p.rejection) {
         r.error = p.rejection->field + ": expected " + p.rejection->expected;
     } else {
@@ -229,9 +220,9 @@ ValidationReport validate_cases(const CaseList& list) {
     for (const CaseResult& r : rep.cases) {
         if (r.planned) {  // every published run ran, whether or not its throughput was published
             if (!r.fits) ++s.false_oom;
-            if (!r.fits_as_given) ++s.false_oom_as_given;
-            if (r.recompute_from_framework) ++s.framework_recompute;
-            if (r.recompute_raised) ++s.resolved;
+            if (!r.recompute.fits_as_written) ++s.false_oom_as_given;
+            if (r.recompute.from_framework) ++s.framework_recompute;
+            if (r.recompute.raised_to_fit) ++s.resolved;
             if (r.memory_error) {
                 for (Acc* a : {&mem, &mem_kind[r.memory_kind]}) {
                     a->abs.push_back(std::fabs(*r.memory_error));
@@ -304,7 +295,7 @@ json validation_to_json(const ValidationReport& r) {
         j["memory_error"] = opt(c.memory_error);
         j["memory_kind"] = c.memory_kind;
         j["error"] = c.error.empty() ? json(nullptr) : json(c.error);
-        j["resolved"] = c.resolved.empty() ? json(nullptr) : json(c.resolved);
+        j["resolved"] = c.recompute.sentence.empty() ? json(nullptr) : json(c.recompute.sentence);
         cases.push_back(j);
     }
     const ValidationSummary& s = r.summary;

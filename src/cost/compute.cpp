@@ -116,10 +116,12 @@ double windowed_span(int64_t window, double s) {
     return window <= 0 || w >= s ? s : 2.0 * w - w * (w - 1.0) / s;
 }
 
+// The share of the layers that attend to a window, L_w/L.
+double window_share(const ModelSpec& m) { return static_cast<double>(m.window_layers) / static_cast<double>(m.layers); }
+
 // The span of the model's mean layer: (L − L_w)·s + L_w·s_w over L (docs/model.md §3).
 double mean_span(const ModelSpec& m, double s) {
-    const double share = static_cast<double>(m.window_layers) / static_cast<double>(m.layers);
-    return (1.0 - share) * s + share * windowed_span(m.sliding_window, s);
+    return (1.0 - window_share(m)) * s + window_share(m) * windowed_span(m.sliding_window, s);
 }
 
 // The unfused core's two products (Megatron's baddbmm for Q·Kᵀ, bmm for the probabilities times V): cuBLAS
@@ -265,7 +267,7 @@ LayerWork layer_work(const ModelSpec& m, const ClusterSpec& c, const Layout& l, 
     // Windowed layers (sliding_window) do the work of a causal layer over windowed_span keys; each layer takes
     // the model's average of the two kinds. Flash skips the blocks outside the window; the unfused core
     // computes the whole square and masks it, so its time does not fall.
-    const double win_share = static_cast<double>(m.window_layers) / static_cast<double>(m.layers);
+    const double win_share = window_share(m);
     const double s_win = windowed_span(m.sliding_window, s);
     const double per_key = b * s * qo_width / (tp * static_cast<double>(l.cp));
     const double attn_flops = per_key * mean_span(m, s);

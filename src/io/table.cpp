@@ -144,7 +144,7 @@ Table validation_table(const ValidationReport& r) {
         t.rows.push_back({c.id, c.source, c.gpu, c.moe ? "moe" : "dense", ok ? number_text(c.tokens_per_s_per_gpu) : "",
                           opt(c.measured_tokens_per_s_per_gpu), opt(c.throughput_error), ok ? number_text(c.mfu) : "",
                           ok ? number_text(c.memory_bytes) : "", opt(c.measured_memory_bytes),
-                          ok ? (c.fits ? "true" : "false") : "", c.error, c.resolved});
+                          ok ? (c.fits ? "true" : "false") : "", c.error, c.recompute.sentence});
     }
     return t;
 }

@@ -250,6 +250,11 @@ std::string recompute_modules_string(const Layout& l) {
     return out;
 }
 
+std::string recompute_setting_string(const Layout& l) {
+    return l.recompute == Recompute::selective ? fmt::format("selective ({})", recompute_modules_string(l))
+                                               : std::string(enum_name(l.recompute));
+}
+
 std::optional<std::array<Axis, 5>> parse_order(const std::string& s) {
     std::array<Axis, 5> out{};
     size_t n = 0, pos = 0;

@@ -54,7 +54,7 @@ std::vector<std::pair<std::string, Layout>> recompute_options(const ModelSpec& m
         Layout n = l;
         n.recompute = Recompute::selective;
         n.recompute_modules = set;
-        out.emplace_back(fmt::format("recompute selective ({})", recompute_modules_string(n)), n);
+        out.emplace_back("recompute " + recompute_setting_string(n), n);
     }
     // Full recomputation of only as many layers per chunk as it takes (Megatron's block method):
     // memory falls as N grows, so the smallest N that fits, found by bisection, replays the least. (JAX
