@@ -180,6 +180,21 @@ TEST(Plan, EachScheduleRejectsTooFewMicroBatchesWithItsReason) {
         EXPECT_EQ(p.rejection->code, "cost_split_one_chunk");
         EXPECT_EQ(p.rejection->field, "layout.stage_split");
     }
+    // More pipeline ranks than layers + 2: Megatron's even split cannot place them (each chunk needs a
+    // layer, or the embedding or the loss), nanotron's split by cost leaves the ranks past its last block
+    // empty, as the Ultra-Scale Playbook ran its 28-layer 3.57B model on PP 32. Llama 3 8B has 32 layers:
+    // on 64 stages by cost, a layer each on ranks 0-31 (a layer's 243,269,632 passes each 1/64 share of
+    // 32 layers and the head), the LM head on rank 32, ranks 33-63 nothing.
+    Layout deep = layout(1, 64, 1, 64);
+    EXPECT_EQ(plan_of("llama3-8b", "dgx-h100", 64, deep).rejection->code, "pp_exceeds_layers");
+    deep.stage_split = StageSplit::cost;
+    const Plan by_cost = plan_of("llama3-8b", "dgx-h100", 64, deep);
+    ASSERT_FALSE(by_cost.rejection) << by_cost.rejection->expected;
+    ASSERT_EQ(by_cost.stages.size(), 64u);
+    EXPECT_EQ(by_cost.stages[31].stage.layers, 1);
+    EXPECT_TRUE(by_cost.stages[32].stage.last);
+    EXPECT_EQ(by_cost.stages[33].stage.layers, 0);
+    EXPECT_GT(by_cost.throughput.tokens_per_s_per_gpu, 0);
     for (Schedule sc : {Schedule::zb, Schedule::dualpipe}) {  // enough micro-batches: accepted
         Layout ok = layout(1, 4, 2, 16);
         ok.schedule = sc;

@@ -217,7 +217,7 @@ TEST(Validation, VTrainRankingAndRangesStayWithinTheReachedBounds) {
 }
 
 TEST(Validation, UltraScaleReservedMemoryStaysWithinTheReachedBound) {
-    // 1,170 nanotron runs with measured reserved memory. Reached: median 8.0 %, mean signed −7.8 %, 35 %
+    // 1,171 nanotron runs with measured reserved memory. Reached: median 8.0 %, mean signed −7.7 %, 35 %
     // of them more than 10 % under, each compared with the first pipeline stage, the one its rank 0 holds
     // (8.3 %, −6.9 % against the fullest stage, which read the LM head's stage where it is fuller), with the classic allocator's cache at 0.2 of the activations (a
     // constant these runs chose: they are in sample for it; docs/model.md §2.5) and trimmed to usable HBM

@@ -367,8 +367,11 @@ std::optional<LayoutProblem> check_splits(const ModelSpec& m, const Layout& l) {
 /// The pipeline: layers for every chunk, the schedule's needs on vpp and on the number of micro-batches.
 std::optional<LayoutProblem> check_pipeline(const ModelSpec& m, const Layout& l) {
     // The embedding and the loss may each take a pipeline slot of their own (Megatron's
-    // account_for_embedding/loss_in_pipeline_split): 126 layers fill 16 × 8 = 128 chunks.
-    if (l.pp * l.vpp > m.layers + 2)
+    // account_for_embedding/loss_in_pipeline_split): 126 layers fill 16 × 8 = 128 chunks. nanotron's split
+    // by cost has no such bound: build_model (nanotron/models/base.py) hands its pipeline blocks to the
+    // ranks in turn by cumulative cost and leaves the ranks past the last one empty (the Ultra-Scale
+    // Playbook ran its 28-layer model on PP 32).
+    if (l.stage_split != StageSplit::cost && l.pp * l.vpp > m.layers + 2)
         return problem("pp_exceeds_layers", "layout.pp",
                        fmt::format("pp·vpp at most layers + 2 ({}), got {}·{}", m.layers + 2, l.pp, l.vpp));
     if (l.vpp > 1 && l.schedule != Schedule::interleaved)
