@@ -359,6 +359,77 @@ TEST(Compute, GemmEfficiencyAddsTheShortSideToTheTiles) {
     }
 }
 
+// A GEMM whose N or K is not whole 16-byte vectors leaves the Tensor Core kernels (docs/model.md §4):
+// bf16 N = 4,604 is 9,208 bytes, 575.5 vectors, so 4,096 × 4,604 × 12,288 without SMs runs at
+// gemm_unaligned · η_max · 4096/(4096 + h), where 4,608 (9,216 bytes, 576 vectors) keeps η_max · 4096/(4096 + h).
+// BLOOM's hidden-14,400 candidates: a head dimension of 150 (300 bytes) is unaligned, the per-rank width
+// 1,800 at TP 8 (3,600 bytes, 225 vectors) aligned in bf16 and not in fp8 (1,800 bytes, 112.5 vectors).
+// The token dimension M is no operand's row, so 4,100 tokens stay aligned (η_max · 4100/(4100 + h)).
+TEST(Compute, GemmEfficiencyTakesUnalignedRowsOffTheTensorCores) {
+    const Efficiency e = preset_cluster("dgx-a100").gpu.eff;
+    const double h = e.gemm_half_dim;
+    EXPECT_NEAR(e.gemm_unaligned, 0.13, 1e-12);
+    EXPECT_TRUE(gemm_aligned(Precision::bf16, 4608, 12288));
+    EXPECT_FALSE(gemm_aligned(Precision::bf16, 4604, 12288));
+    EXPECT_FALSE(gemm_aligned(Precision::bf16, 2048, 150));
+    EXPECT_TRUE(gemm_aligned(Precision::bf16, 14400, 1800));
+    EXPECT_FALSE(gemm_aligned(Precision::fp8, 14400, 1800));
+    EXPECT_TRUE(gemm_aligned(Precision::fp8, 14400, 1808));
+    EXPECT_NEAR(gemm_efficiency(e, Precision::bf16, 4096, 4608, 12288), e.gemm_16 * 4096.0 / (4096.0 + h), 1e-12);
+    EXPECT_NEAR(gemm_efficiency(e, Precision::bf16, 4096, 4604, 12288),
+                0.13 * e.gemm_16 * 4096.0 / (4096.0 + h), 1e-12);
+    EXPECT_NEAR(gemm_efficiency(e, Precision::bf16, 4100, 4608, 12288), e.gemm_16 * 4100.0 / (4100.0 + h), 1e-12);
+}
+
+// An unfused attention core at head dimension 150 (300 bytes a row) takes 1/gemm_unaligned the GPU time of
+// the same products aligned: BLOOM's 14,400-wide candidate at TP 8 over 96 heads. Its projections' and MLP's
+// GEMMs stay aligned (1,800, 5,400 and 7,200 per rank), so only the core moves; the reported shares carry the
+// host's launch stretch (fwd/GPU time, 1.01 at this size), hence the 2 % tolerance.
+TEST(Compute, UnalignedHeadDimensionSlowsTheUnfusedCoreAndIsNamed) {
+    ClusterSpec c = preset_cluster("dgx-a100");
+    c.gpus = 8;
+    ModelSpec m = preset_model("gpt3-175b");
+    m.hidden = 14400;
+    m.heads = m.kv_heads = 96;
+    m.head_dim = 150;
+    m.ffn_hidden = 4 * m.hidden;
+    Layout l;
+    l.tp = 8;
+    l.micro_batch = 1;
+    l.global_batch = 8;
+    l.seq_len = 2048;
+    l.attention_kernel = AttentionKernel::unfused;
+    const LayerWork slow = layer_work(m, c, l, false);
+    Efficiency aligned_eff = c.gpu.eff;
+    aligned_eff.gemm_unaligned = 1.0;
+    ClusterSpec aligned = c;
+    aligned.gpu.eff = aligned_eff;
+    const LayerWork fast = layer_work(m, aligned, l, false);
+    EXPECT_NEAR(slow.attn_fwd_s / fast.attn_fwd_s, 1.0 / 0.13, 0.02 / 0.13);
+    EXPECT_NEAR(slow.gemm_fwd_s / fast.gemm_fwd_s, 1.0, 0.02);
+    EXPECT_GT(slow.fwd_s, fast.fwd_s);
+    EXPECT_DOUBLE_EQ(slow.model_flops, fast.model_flops);
+    // What the report names: the width, 8 elements to a 16-byte vector in bf16, and the core's share.
+    EXPECT_DOUBLE_EQ(slow.unaligned_width, 150);
+    EXPECT_DOUBLE_EQ(slow.unaligned_multiple, 8);
+    EXPECT_DOUBLE_EQ(slow.unaligned_fwd_s, slow.attn_fwd_s);
+    l.global_batch = 64;
+    const Plan p = evaluate(m, c, l);
+    bool said = false;
+    for (const std::string& f : plan_findings(p))
+        said = said || f.starts_with("GEMMs off the Tensor Cores: a width of 150 is not a multiple of 8");
+    EXPECT_TRUE(said);
+    m.heads = m.kv_heads = 100;  // head dimension 144: every GEMM aligned, nothing to say
+    m.head_dim = 144;
+    EXPECT_DOUBLE_EQ(layer_work(m, c, l, false).unaligned_multiple, 0);
+    for (const std::string& f : plan_findings(evaluate(m, c, l))) EXPECT_FALSE(f.starts_with("GEMMs off"));
+    l.attention_kernel = AttentionKernel::flash;
+    m.heads = m.kv_heads = 96;
+    m.head_dim = 150;
+    // Flash attention never runs the core as GEMMs: nothing moves.
+    EXPECT_DOUBLE_EQ(layer_work(m, c, l, false).fwd_s, layer_work(m, aligned, l, false).fwd_s);
+}
+
 // The host's launch cost h per layer and micro-batch (1/3 forward, 2/3 backward) shows as h²/(h + g)
 // beside a pass of GPU time g (docs/model.md §4). Eager ops take layer_overhead, 3 ms: forward h/3 = 1 ms
 // beside g, so fwd = g + 1e-3²/(1e-3 + g). Fused kernels (the default layout's) take fused_host_share of

@@ -242,7 +242,9 @@ TEST(Validation, UltraScaleReservedMemoryStaysWithinTheReachedBound) {
 // BigScience's search for BLOOM's layout (examples/validation/bigscience_tr11_search.json, in the repository,
 // fitted on nowhere): 40 Megatron-DeepSpeed runs on up to 384 A100s of Jean Zay, whose nodes have four
 // Omni-Path 100 Gb/s links for eight GPUs (6.25 GB/s each, the BLOOM paper), as each case states. Reached:
-// throughput median 38.8 %, p90 55.2 %, ranking 89 % of 38 pairs since the defaults take the NIC share
+// throughput median 19.3 %, p90 28.0 %, ranking 89 % of 38 pairs since a GEMM with an unaligned operand row
+// runs at gemm_unaligned (the hidden-14,400 rows' head dimension, 150: they read +17..+29 %, as the others,
+// where they had read +45..+64 %); 38.8 %, p90 55.2 %, ranking 89 % since the defaults take the NIC share
 // from nccl-tests' 0.9 (Ampere's had been fitted at 0.77; 38.1 %, 54.0 % before); 38.0 %, p90 53.8 %,
 // ranking 87 % of 38 pairs, memory median 6.4 % of the device figure,
 // since flash attention's backward is 2.9 × its forward; 38.2 %, 54.0 %, 87 % since a layer of fused kernels
@@ -254,8 +256,8 @@ TEST(Validation, BigScienceLayoutSearchStaysWithinTheReachedBounds) {
     const CaseList cases = example_cases("bigscience_tr11_search.json");
     const ValidationReport r = validate_cases(cases);
     ASSERT_EQ(r.summary.predicted, 40);
-    EXPECT_LE(r.summary.median_abs_error, 0.39);
-    EXPECT_LE(r.summary.p90_abs_error, 0.555);
+    EXPECT_LE(r.summary.median_abs_error, 0.20);
+    EXPECT_LE(r.summary.p90_abs_error, 0.285);
     EXPECT_GE(r.summary.ranking.share(), 0.86);
     EXPECT_LE(r.summary.memory.median_abs_error, 0.07);
     // The network is the case's: with the preset's four times faster NIC the same runs come out faster.

@@ -31,14 +31,20 @@ struct LayerWork {
     double attn_fwd_s = 0;       // attention core's share of the forward (CP hides its ring traffic under it)
     double gemm_fwd_s = 0;       // the linear layers' GEMMs' share of the forward (TP overlap hides its traffic under them)
     double grad_accum_s = 0;     // part of bwd_s and wgrad_s: adding the gradients into the accumulation buffer
+    double unaligned_fwd_s = 0;  // the forward's GEMMs whose operand rows are not whole 16-byte vectors (gemm_aligned)
+    double unaligned_width = 0;     // the first such N or K, and the multiple of it that would be whole vectors
+    double unaligned_multiple = 0;  // (8 in 16-bit, 16 in fp8); 0 when every GEMM is aligned
 };
 
 /// η of one GEMM of shape M×N×K in this precision: 1/η = (gemm_half_dim/d + 1/u) / the precision's fitted
-/// peak share, d its smallest dimension and u the tile and wave quantization of its M×N output on `sms`
-/// streaming multiprocessors (0: none, u = 1, leaving the roll-off d/(d + gemm_half_dim)); `groups` GEMMs
-/// of that shape running together (a rank's experts) share their waves.
+/// peak share (times gemm_unaligned where !gemm_aligned), d its smallest dimension and u the tile and wave
+/// quantization of its M×N output on `sms` streaming multiprocessors (0: none, u = 1, leaving the roll-off
+/// d/(d + gemm_half_dim)); `groups` GEMMs of that shape running together (a rank's experts) share their waves.
 double gemm_efficiency(const Efficiency& e, Precision p, double M, double N, double K, int64_t sms = 0,
                        double groups = 1);
+/// Whether an M×N×K GEMM's operand rows are whole 16-byte vectors (N and K multiples of 8 in 16-bit, 16 in
+/// fp8), as Tensor Core kernels load them; gemm_efficiency takes gemm_unaligned of an aligned GEMM's η where not.
+bool gemm_aligned(Precision p, double N, double K);
 /// The share of the SMs' tile slots `groups` M×N outputs fill together: 128×128 output tiles,
 /// ⌈groups · tiles / sms⌉ waves (NVIDIA, "Matrix Multiplication Background User's Guide", tile and wave
 /// quantization). 1 with sms 0.

@@ -23,6 +23,7 @@ struct Efficiency {
     double gemm_8 = 0.65;          // large fp8/mxfp8 GEMMs, fraction of the 8-bit dense peak
     double gemm_4 = 0.55;          // large nvfp4 GEMMs, fraction of the 4-bit dense peak
     double gemm_half_dim = 256;    // GEMM dimension at which a GEMM reaches half its large-size efficiency
+    double gemm_unaligned = 0.13;  // a GEMM whose N or K is not whole 16-byte vectors, relative to an aligned one
     double moe = 0.60;             // routed-expert grouped GEMMs + token dispatch, relative to dense GEMMs
     double attn = 0.55;            // FlashAttention-2 at long context on H100, fraction of the 16-bit peak
     double attn_gpu = 1.0;         // FlashAttention-2's share of this GPU's peak over its share of H100's

@@ -22,12 +22,20 @@ constexpr double kElemBytes = 2.0;      // bf16 activations
 struct Gemms {
     double flops = 0;  // forward FLOPs
     double time_s = 0;
+    double unaligned_s = 0;       // the part of time_s whose GEMMs' operand rows are not whole vectors
+    double unaligned_width = 0;   // the first such N or K met, and the elements a vector holds in its precision
+    double unaligned_multiple = 0;
     Gemms since(const Gemms& before) const { return {flops - before.flops, time_s - before.time_s}; }
     void add(const Gemms& o) {
         flops += o.flops;
         time_s += o.time_s;
     }
 };
+
+constexpr double kTile = 128.0;  // output tile edge of the large bf16/fp8 GEMM kernels (cuBLAS, CUTLASS)
+constexpr double kAlignElems = 8.0;  // 16-bit elements in a 16-byte vector (gemm_aligned)
+
+double operand_bytes(Precision p) { return is_fp8(p) ? 1.0 : p == Precision::nvfp4 ? 0.5 : 2.0; }
 
 // Per-expert launches run side by side four at a time: Transformer Engine's GroupedLinear issues one
 // cuBLAS GEMM per expert round-robin over its num_streams = 4 compute streams
@@ -45,19 +53,48 @@ void add_gemm(Gemms& g, const ClusterSpec& c, Precision p, double M, double N, d
     const double flops = 2.0 * M * N * K * count;
     g.flops += flops;
     const double eta = gemm_efficiency(c.gpu.eff, p, M, N, K, c.gpu.sms, std::min(count, together));
-    g.time_s += flops / (c.gpu.peak_flops(p) * eta * scale);
+    const double t = flops / (c.gpu.peak_flops(p) * eta * scale);
+    g.time_s += t;
+    if (!gemm_aligned(p, N, K)) {
+        g.unaligned_s += t;
+        if (g.unaligned_width == 0) {
+            g.unaligned_width = gemm_aligned(p, N, N) ? K : N;
+            g.unaligned_multiple = 16.0 / operand_bytes(p);
+        }
+    }
 }
 
-constexpr double kTile = 128.0;  // output tile edge of the large bf16/fp8 GEMM kernels (cuBLAS, CUTLASS)
+// A 16-bit GEMM whose N the framework pads to whole 16-byte vectors (the output layer's vocabulary: Megatron
+// pads it to a multiple of 128·tp, --make-vocab-size-divisible-by) or that is too narrow for the check to mean
+// anything (the router's few experts, a GEMV-like product): timed at the padded width, its FLOPs the model's.
+void add_padded_gemm(Gemms& g, const ClusterSpec& c, Precision p, double M, double N, double K) {
+    if (M <= 0 || N <= 0 || K <= 0) return;
+    g.flops += 2.0 * M * N * K;
+    const double padded = std::ceil(N / kAlignElems) * kAlignElems;
+    const double eta = gemm_efficiency(c.gpu.eff, p, M, padded, K, c.gpu.sms);
+    g.time_s += 2.0 * M * padded * K / (c.gpu.peak_flops(p) * eta);
+}
 
 double mlp_width(const ModelSpec& m, double ffn) { return m.mlp == MlpKind::swiglu ? 2.0 * ffn : ffn; }
 
 }  // namespace
 
+bool gemm_aligned(Precision p, double N, double K) {
+    // Tensor Core kernels load their operands in 16-byte vectors along each operand's contiguous dimension:
+    // K for the activations, N (or K, transposed) for the weights; the backward's two GEMMs have the same
+    // two (cuBLAS documentation, "Tensor Core Usage"; CUTLASS's tensor-op kernels need 128-bit aligned
+    // accesses). The token dimension M is never a leading dimension.
+    auto whole_vectors = [&](double d) { return std::fmod(d * operand_bytes(p), 16.0) == 0.0; };
+    return whole_vectors(N) && whole_vectors(K);
+}
+
 double gemm_efficiency(const Efficiency& e, Precision p, double M, double N, double K, int64_t sms, double groups) {
     double eta = e.gemm_16;
     if (is_fp8(p)) eta = e.gemm_8;
     if (p == Precision::nvfp4) eta = e.gemm_4;
+    // An operand row that is not whole 16-byte vectors leaves the Tensor Cores' kernels: the GEMM runs at
+    // the GPU's rate off them (docs/model.md §4).
+    if (!gemm_aligned(p, N, K)) eta *= e.gemm_unaligned;
     const double d = std::min({M, N, K});
     // The time per FLOP is the tiles' compute, 1/u (partly empty tiles and last wave), plus the short side's
     // overhead, d_half/d (a GEMM with a short side reads its operands for little arithmetic): with u = 1
@@ -128,13 +165,13 @@ double mean_span(const ModelSpec& m, double s) {
 // batched GEMMs, one per head of the micro-batch, over the whole s × s square — the causal mask is applied
 // to the scores after the first, so no block is skipped (flash skips the masked half). Priced as GEMMs of
 // their shapes, the `heads` filling the SMs' waves together; forward time.
-double unfused_core_s(const ModelSpec& m, const ClusterSpec& c, double heads, double queries, double keys) {
+Gemms unfused_core(const ModelSpec& m, const ClusterSpec& c, double heads, double queries, double keys) {
     Gemms core;
     const double d_qk = static_cast<double>(q_width(m)) / static_cast<double>(m.heads);
     const double d_v = static_cast<double>(attn_out_width(m)) / static_cast<double>(m.heads);
     add_gemm(core, c, Precision::bf16, queries, keys, d_qk, heads, 1.0, heads);
     add_gemm(core, c, Precision::bf16, queries, d_v, keys, heads, 1.0, heads);
-    return core.time_s;
+    return core;
 }
 
 /// One layer's forward work as it accumulates: GEMMs, element-wise traffic, and what selective
@@ -232,7 +269,7 @@ void mlp_block(LayerParts& x, bool moe_layer) {
     const double fe = static_cast<double>(e.expert_ffn_hidden);
     const bool rc_moe = recomputes(l, RecomputeModule::moe);
     x.module_gemms(rc_moe, [&] {  // router, fp32/bf16
-        add_gemm(x.g, x.c, Precision::bf16, T / x.sp, static_cast<double>(e.experts), h);
+        add_padded_gemm(x.g, x.c, Precision::bf16, T / x.sp, static_cast<double>(e.experts), h);
     });
     if (e.shared_experts > 0)
         mlp_gemms(x, T, fe * static_cast<double>(e.shared_experts) / tp, h, 1, 1.0,
@@ -273,8 +310,9 @@ LayerWork layer_work(const ModelSpec& m, const ClusterSpec& c, const Layout& l, 
     const double attn_flops = per_key * mean_span(m, s);
     const bool unfused = l.attention_kernel == AttentionKernel::unfused;
     const double heads = b * static_cast<double>(m.heads) / tp, queries = s / static_cast<double>(l.cp);
+    const Gemms core_gemms = unfused ? unfused_core(m, c, heads, queries, s) : Gemms{};
     const double attn_fwd_s =
-        unfused ? unfused_core_s(m, c, heads, queries, s)
+        unfused ? core_gemms.time_s
                 : (1.0 - win_share) * flash_core_s(m, c, l.attention_kernel, per_key * s, s) +
                       (win_share > 0 ? win_share * flash_core_s(m, c, l.attention_kernel, per_key * s_win, s_win) : 0.0);
     if (unfused) {
@@ -323,6 +361,10 @@ LayerWork layer_work(const ModelSpec& m, const ClusterSpec& c, const Layout& l, 
     const double stretch = fwd_gpu_s > 0 ? w.fwd_s / fwd_gpu_s : 1.0;
     w.attn_fwd_s = attn_fwd_s * stretch;
     w.gemm_fwd_s = g.time_s * stretch;
+    w.unaligned_fwd_s = (g.unaligned_s + core_gemms.unaligned_s) * stretch;
+    const Gemms& first = g.unaligned_width > 0 ? g : core_gemms;
+    w.unaligned_width = first.unaligned_width;
+    w.unaligned_multiple = first.unaligned_multiple;
     // Backward: input- and weight-gradient GEMMs (2 × forward), attention backward, element-wise × 2, and
     // the gradients' accumulation where it is a pass of its own.
     w.grad_accum_s = grad_accum_s(accumulated_params(held.dense, static_cast<double>(l.dp * l.cp), l) +
@@ -353,7 +395,7 @@ LayerWork head_work(const ModelSpec& m, const ClusterSpec& c, const Layout& l) {
     const double T = static_cast<double>(l.micro_batch) * static_cast<double>(l.seq_len) / static_cast<double>(l.cp);
     const double h = static_cast<double>(m.hidden), V = static_cast<double>(m.vocab);
     Gemms g;
-    add_gemm(g, c, Precision::bf16, T, V / tp, h);  // the output layer stays in bf16 under fp8 recipes
+    add_padded_gemm(g, c, Precision::bf16, T, V / tp, h);  // the output layer stays in bf16 under fp8 recipes
     // Softmax cross-entropy over fp32 logits: write, read for max/sum, write the gradient.
     const double ce_s = 3.0 * T * V / tp * 4.0 / (c.gpu.hbm_Bps * c.gpu.eff.hbm);
     // The output layer's gradients (and at PP 1 an untied input embedding's, on the same GPU) accumulate

@@ -167,6 +167,20 @@ std::vector<std::string> plan_findings(const Plan& p) {
             "links' achieved bandwidth: {:.0f} % less time per dispatch.",
             p.model.moe->top_k, g->crosses_domain() ? " and per node" : "", 100 * (1 - dedup.time_s / now.time_s)));
     }
+    // GEMMs whose operand rows are not whole 16-byte vectors run off the Tensor Cores (docs/model.md §4).
+    for (const bool moe_layer : {false, true}) {
+        if (moe_layer && !p.model.moe) break;
+        if (!moe_layer && moe_layers_in(p.model, 0, p.model.layers) == p.model.layers) continue;
+        const LayerWork w = layer_work(p.model, p.cluster, p.layout, moe_layer);
+        if (w.unaligned_multiple <= 0 || w.fwd_s <= 0) continue;
+        out.push_back(fmt::format(
+            "GEMMs off the Tensor Cores: a width of {:.0f} is not a multiple of {:.0f} (16-byte vectors), so the "
+            "GEMMs on it run at {:.2f} of their aligned speed, {:.0f} % of a{} layer's forward. Sizes that divide "
+            "into multiples of {:.0f} per GPU keep them on the Tensor Cores.",
+            w.unaligned_width, w.unaligned_multiple, p.cluster.gpu.eff.gemm_unaligned, 100 * w.unaligned_fwd_s / w.fwd_s,
+            moe_layer ? " MoE" : "", w.unaligned_multiple));
+        break;
+    }
     int64_t lo = INT64_MAX, hi = 0;
     for (const StageReport& s : p.stages) {
         lo = std::min(lo, s.stage.layers);

@@ -58,6 +58,15 @@ const std::vector<Constant>& efficiency_constants() {
          "efficiency halves near min-dim 1024-2048 and falls below 0.1 at 512 (reference B.6: S39); fitted; "
          "Blackwell's not: 250, a B200's bf16 GEMMs at 0.37-0.45 of peak with an inner dimension of 512-768 against "
          "0.45-0.51 at 4096 (SimuMax's timings, docs/validation.md)"},
+        {"gemm_unaligned", &Efficiency::gemm_unaligned, "gemm_unaligned", S::one, "fraction", 0.01, 1, 0.125, 0.5, false,
+         "a GEMM whose N or K (its operands' contiguous dimensions) is not whole 16-byte vectors, relative to the same "
+         "GEMM aligned",
+         "Tensor Core kernels load 16-byte vectors (cuBLAS documentation, \"Tensor Core Usage\": dimensions and leading "
+         "dimensions multiples of 8 for 16-bit types); off them a GEMM runs at the GPU's rate without Tensor Cores: "
+         "A100 BF16 39 of 312 TFLOP/s (0.125), H100 SXM 16-bit 133.8 of 989 (0.135; NVIDIA A100 and H100 "
+         "whitepapers): 0.13. The range's top, 0.5: nanoGPT's 25 % speed-up from padding GPT-2's 50,257-token "
+         "vocabulary to 50,304 (its output layer a third of the FLOPs). Not fitted: no run in the shared files has "
+         "such a dimension (BLOOM's hidden-14,400 search does: docs/validation.md)"},
         {"moe", &Efficiency::moe, "moe", S::one, "fraction", 0.01, 1, 0.10, 1.0, true,
          "routed-expert grouped GEMMs and token permutation, relative to dense GEMMs", kFitted},
         {"attn", &Efficiency::attn, "attn", S::one, "fraction", 0.01, 1, 0.10, 0.90, true,
