@@ -36,6 +36,8 @@ constexpr double kTile = 128.0;  // output tile edge of the large bf16/fp8 GEMM 
 constexpr double kAlignElems = 8.0;  // 16-bit elements in a 16-byte vector (gemm_aligned)
 
 double operand_bytes(Precision p) { return is_fp8(p) ? 1.0 : p == Precision::nvfp4 ? 0.5 : 2.0; }
+// Whether `d` elements of this precision are whole 16-byte vectors (gemm_aligned).
+bool whole_vectors(Precision p, double d) { return std::fmod(d * operand_bytes(p), 16.0) == 0.0; }
 
 // Per-expert launches run side by side four at a time: Transformer Engine's GroupedLinear issues one
 // cuBLAS GEMM per expert round-robin over its num_streams = 4 compute streams
@@ -58,7 +60,7 @@ void add_gemm(Gemms& g, const ClusterSpec& c, Precision p, double M, double N, d
     if (!gemm_aligned(p, N, K)) {
         g.unaligned_s += t;
         if (g.unaligned_width == 0) {
-            g.unaligned_width = gemm_aligned(p, N, N) ? K : N;
+            g.unaligned_width = whole_vectors(p, N) ? K : N;
             g.unaligned_multiple = 16.0 / operand_bytes(p);
         }
     }
@@ -84,8 +86,7 @@ bool gemm_aligned(Precision p, double N, double K) {
     // K for the activations, N (or K, transposed) for the weights; the backward's two GEMMs have the same
     // two (cuBLAS documentation, "Tensor Core Usage"; CUTLASS's tensor-op kernels need 128-bit aligned
     // accesses). The token dimension M is never a leading dimension.
-    auto whole_vectors = [&](double d) { return std::fmod(d * operand_bytes(p), 16.0) == 0.0; };
-    return whole_vectors(N) && whole_vectors(K);
+    return whole_vectors(p, N) && whole_vectors(p, K);
 }
 
 double gemm_efficiency(const Efficiency& e, Precision p, double M, double N, double K, int64_t sms, double groups) {
