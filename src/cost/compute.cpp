@@ -29,15 +29,20 @@ struct Gemms {
     void add(const Gemms& o) {
         flops += o.flops;
         time_s += o.time_s;
+        unaligned_s += o.unaligned_s;
+        if (unaligned_width == 0) {
+            unaligned_width = o.unaligned_width;
+            unaligned_multiple = o.unaligned_multiple;
+        }
     }
 };
 
 constexpr double kTile = 128.0;  // output tile edge of the large bf16/fp8 GEMM kernels (cuBLAS, CUTLASS)
-constexpr double kAlignElems = 8.0;  // 16-bit elements in a 16-byte vector (gemm_aligned)
 
-double operand_bytes(Precision p) { return is_fp8(p) ? 1.0 : p == Precision::nvfp4 ? 0.5 : 2.0; }
-// Whether `d` elements of this precision are whole 16-byte vectors (gemm_aligned).
-bool whole_vectors(Precision p, double d) { return std::fmod(d * operand_bytes(p), 16.0) == 0.0; }
+// Elements of this precision in one 16-byte vector, as Tensor Core kernels load them (gemm_aligned): 8 in
+// 16-bit, 16 in fp8, 32 in fp4.
+double vector_elems(Precision p) { return is_fp8(p) ? 16.0 : p == Precision::nvfp4 ? 32.0 : 8.0; }
+bool whole_vectors(Precision p, double d) { return std::fmod(d, vector_elems(p)) == 0.0; }
 
 // Per-expert launches run side by side four at a time: Transformer Engine's GroupedLinear issues one
 // cuBLAS GEMM per expert round-robin over its num_streams = 4 compute streams
@@ -61,20 +66,20 @@ void add_gemm(Gemms& g, const ClusterSpec& c, Precision p, double M, double N, d
         g.unaligned_s += t;
         if (g.unaligned_width == 0) {
             g.unaligned_width = whole_vectors(p, N) ? K : N;
-            g.unaligned_multiple = 16.0 / operand_bytes(p);
+            g.unaligned_multiple = vector_elems(p);
         }
     }
 }
 
-// A 16-bit GEMM whose N the framework pads to whole 16-byte vectors (the output layer's vocabulary: Megatron
-// pads it to a multiple of 128·tp, --make-vocab-size-divisible-by) or that is too narrow for the check to mean
+// A GEMM whose N the framework pads to whole 16-byte vectors (the output layer's vocabulary: Megatron pads
+// it to a multiple of 128·tp, --make-vocab-size-divisible-by) or that is too narrow for the check to mean
 // anything (the router's few experts, a GEMV-like product): timed at the padded width, its FLOPs the model's.
 void add_padded_gemm(Gemms& g, const ClusterSpec& c, Precision p, double M, double N, double K) {
     if (M <= 0 || N <= 0 || K <= 0) return;
-    g.flops += 2.0 * M * N * K;
-    const double padded = std::ceil(N / kAlignElems) * kAlignElems;
-    const double eta = gemm_efficiency(c.gpu.eff, p, M, padded, K, c.gpu.sms);
-    g.time_s += 2.0 * M * padded * K / (c.gpu.peak_flops(p) * eta);
+    Gemms padded;
+    add_gemm(padded, c, p, M, std::ceil(N / vector_elems(p)) * vector_elems(p), K);
+    padded.flops = 2.0 * M * N * K;
+    g.add(padded);
 }
 
 double mlp_width(const ModelSpec& m, double ffn) { return m.mlp == MlpKind::swiglu ? 2.0 * ffn : ffn; }
