@@ -37,7 +37,7 @@ void add_scenario_flags(CLI::App& cmd, ScenarioFlags& f, bool with_degrees, bool
         cmd.add_option("--framework", f.framework,
                        "The framework that runs it (Megatron-LM, torchtitan, nanotron, ...): its defaults for --kernels, "
                        "--stage-split, --grad-buckets, --grad-accumulation, --cross-entropy, --allocator, --tp-comm-overlap, "
-                       "--ep-comm-overlap, --moe-dispatcher, --expert-gemms, --zero3-comm and --cuda-graphs");
+                       "--ep-comm-overlap, --dp-comm-overlap, --moe-dispatcher, --expert-gemms, --zero3-comm and --cuda-graphs");
         cmd.add_option("--stage-split", f.stage_split,
                        "even | cost (nanotron: stages take layers until their compute cost, LM head included, passes their share)");
         cmd.add_option("--grad-buckets", f.grad_buckets,
@@ -64,6 +64,11 @@ void add_scenario_flags(CLI::App& cmd, ScenarioFlags& f, bool with_degrees, bool
                        "true | false: MoE all-to-alls run under another micro-batch's computation (Megatron "
                        "--overlap-moe-expert-parallel-comm; needs vpp > 1 when pp > 1; default: on for Megatron-Bridge on Hopper, and in "
                        "its MXFP8 MoE recipe on Blackwell from 26.06)");
+        cmd.add_option("--dp-comm-overlap", f.dp_comm_overlap,
+                       "true | false: DP's gradient reduction runs under the last backward and ZeRO-1/2's parameter "
+                       "gather under the first forward (Megatron --overlap-grad-reduce --overlap-param-gather, DDP buckets, "
+                       "DeepSpeed overlap_comm); false: both exposed after the backward (default: off for Megatron-LM and "
+                       "DeepSpeed, else on; ZeRO-3 always prefetches)");
         cmd.add_option("--moe-dispatcher", f.moe_dispatcher,
                        "alltoall | deepep | hybridep: how MoE tokens reach the experts' GPUs (NCCL all-to-all, or Megatron's flex "
                        "dispatcher with DeepEP / HybridEP, one copy per GPU and per domain reached; default alltoall, deepep for HAI-LLM, "
@@ -122,6 +127,7 @@ Case resolve_base(const ScenarioFlags& f) {
     base.tp_recompute_allgather = f.tp_recompute_allgather;
     base.tp_comm_overlap = f.tp_comm_overlap;
     base.ep_comm_overlap = f.ep_comm_overlap;
+    base.dp_comm_overlap = f.dp_comm_overlap;
     base.moe_dispatcher = f.moe_dispatcher;
     base.expert_gemms = f.expert_gemms;
     base.zero3_comm = f.zero3_comm;

@@ -51,6 +51,14 @@ TEST(Compute, FusedAttentionRunsAttnFusedTimesFlashAttentionTwo) {
     EXPECT_TRUE(framework_defaults("Megatron-Bridge", "hopper").ep_comm_overlap);
     EXPECT_FALSE(framework_defaults("Megatron-Bridge", "blackwell").ep_comm_overlap);
     EXPECT_TRUE(framework_defaults("Megatron-Bridge", "blackwell").tp_comm_overlap);
+    // DP overlap is opt-in in Megatron-LM's arguments and in DeepSpeed below ZeRO-3; the recipes and
+    // PyTorch's DDP and FSDP overlap.
+    for (const char* off : {"Megatron-LM", "Megatron-LM (2021)", "Megatron-LM (commit 23e00ed, 2026; Transformer Engine 2.11)",
+                            "DeepSpeed", "Megatron-DeepSpeed (BigScience, 2022)"})
+        EXPECT_FALSE(framework_defaults(off).dp_comm_overlap) << off;
+    for (const char* on : {"", "Megatron-Core r0.8.0", "NeMo (Megatron-Core) per recipe", "Megatron-Bridge / Megatron-Core (26.04 NeMo Container)",
+                           "NeMo Megatron-LM recipe", "torchtitan", "nanotron", "Composer / llm-foundry (PyTorch FSDP)", "MaxText (JAX)"})
+        EXPECT_TRUE(framework_defaults(on).dp_comm_overlap) << on;
     // Gradients in fp32 where the framework reduces and accumulates them so by default: torchtitan always
     // (mixed_precision_reduce float32); Megatron-LM, Megatron-Core's own loop and DeepSpeed with bf16 or
     // fp8 compute (--accumulate-allreduce-grads-in-fp32, the BF16 optimizer), not with fp16; NeMo's and

@@ -162,6 +162,7 @@ void expect_same_layout(Framework f, const Case& got, const Job& j) {
     EXPECT_EQ(l.schedule, want.schedule) << name;
     EXPECT_EQ(l.kernels, want.kernels) << name;
     EXPECT_EQ(l.tp_comm_overlap, want.tp_comm_overlap) << name;
+    EXPECT_EQ(overlaps_dp(l), overlaps_dp(want)) << name;
     EXPECT_EQ(l.sequence_parallel, want.sequence_parallel) << name;
     EXPECT_EQ(l.moe_dispatcher, want.moe_dispatcher) << name;
 }
@@ -561,6 +562,54 @@ TEST(Import, MegatronExpertOverlapAndGroupLimitedRoutingRoundTrip) {
     const Export tt = export_config(m, c, l, Framework::torchtitan);
     ASSERT_TRUE(tt.refusal);
     EXPECT_NE(tt.refusal->find("ep_comm_overlap false"), std::string::npos);
+}
+
+// DP overlap travels both ways: Megatron-LM writes --overlap-grad-reduce (with ZeRO-1 also
+// --overlap-param-gather) only when the layout overlaps, and reads it back, its absence being Megatron's
+// default (off); DeepSpeed's overlap_comm likewise, unset meaning on at stage 3 only; torchtitan, whose DDP
+// and FSDP always overlap, refuses a layout that does not.
+TEST(Import, DpOverlapRoundTripsAndTorchtitanRefusesItsAbsence) {
+    const ModelSpec m = preset_model("llama3-8b");
+    ClusterSpec c = preset_cluster("dgx-h100");
+    c.gpus = 16;
+    Layout l;
+    l.dp = 16;
+    l.global_batch = 64;
+    l.seq_len = 4096;
+    ImportContext ctx;
+    ctx.cluster = c;
+    ctx.gpus = c.gpus;
+    ctx.model = m;
+    ctx.seq_len = l.seq_len;
+    for (const int zero : {0, 1})
+        for (const bool on : {true, false}) {
+            l.zero = zero;
+            l.dp_comm_overlap = on;
+            const Export e = export_config(m, c, l, Framework::megatron);
+            ASSERT_FALSE(e.refusal) << *e.refusal;
+            EXPECT_EQ(e.text.find("--overlap-grad-reduce") != std::string::npos, on) << zero;
+            EXPECT_EQ(e.text.find("--overlap-param-gather") != std::string::npos, on && zero == 1) << zero;
+            EXPECT_EQ(import_launch(Framework::megatron, e.text, ctx, "exported").c.layout.dp_comm_overlap, on) << zero;
+        }
+    l.zero = 1;
+    l.precision = Precision::bf16;
+    for (const bool on : {true, false}) {
+        l.dp_comm_overlap = on;
+        const Export e = export_config(m, c, l, Framework::deepspeed);
+        ASSERT_FALSE(e.refusal) << *e.refusal;
+        EXPECT_EQ(json::parse(e.text)["zero_optimization"]["overlap_comm"].get<bool>(), on);
+        EXPECT_EQ(import_launch(Framework::deepspeed, e.text, ctx, "exported").c.layout.dp_comm_overlap, on);
+    }
+    json unset = json::parse(export_config(m, c, l, Framework::deepspeed).text);
+    unset["zero_optimization"].erase("overlap_comm");
+    EXPECT_FALSE(import_launch(Framework::deepspeed, unset.dump(), ctx, "dropped").c.layout.dp_comm_overlap);
+    unset["zero_optimization"]["stage"] = 3;
+    EXPECT_TRUE(import_launch(Framework::deepspeed, unset.dump(), ctx, "dropped").c.layout.dp_comm_overlap);
+    l.zero = 0;  // DDP: torchtitan has no ZeRO-1
+    l.dp_comm_overlap = false;
+    const Export tt = export_config(m, c, l, Framework::torchtitan);
+    ASSERT_TRUE(tt.refusal);
+    EXPECT_NE(tt.refusal->find("dp_comm_overlap true"), std::string::npos) << *tt.refusal;
 }
 
 // The MoE dispatcher: Megatron's --moe-token-dispatcher-type flex with --moe-flex-dispatcher-backend (DeepEP

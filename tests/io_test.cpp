@@ -280,6 +280,24 @@ TEST(Constants, OneTableDrivesReaderWriterFitAndDocs) {
 // layout.zero3_comm: JSON keeps it both ways, a case's framework brings its default, and a ZeRO-3 plan
 // under DeepSpeed 2021's per-tensor engine moves the same DP bytes at no more than 21 GB/s a GPU — every
 // call of its term: 3 a micro-batch, 2 · 175B · 2 B gathered and 2 B a gradient reduce-scattered.
+// dp_comm_overlap: the framework's default where the layout does not say (off for Megatron-LM and
+// DeepSpeed, on otherwise), what it says where it does, and a one-line error for a value not a boolean.
+TEST(Io, DpCommOverlapFollowsTheFrameworkUnlessStated) {
+    EXPECT_TRUE(layout_from_json(json::object()).dp_comm_overlap);
+    EXPECT_FALSE(layout_from_json(json{{"framework", "Megatron-LM"}}).dp_comm_overlap);
+    EXPECT_TRUE(layout_from_json(json{{"framework", "Megatron-LM"}, {"dp_comm_overlap", true}}).dp_comm_overlap);
+    EXPECT_FALSE(layout_from_json(json{{"framework", "nanotron"}, {"dp_comm_overlap", false}}).dp_comm_overlap);
+    Layout l;
+    l.dp_comm_overlap = false;
+    EXPECT_FALSE(layout_from_json(to_json(l)).dp_comm_overlap);
+    try {
+        layout_from_json(json{{"dp_comm_overlap", "yes"}});
+        ADD_FAILURE() << "a string accepted";
+    } catch (const ConfigError& e) {
+        EXPECT_NE(std::string(e.what()).find("layout.dp_comm_overlap"), std::string::npos) << e.what();
+    }
+}
+
 TEST(Io, Zero3CommRoundTripsAndPricesTheDpTerm) {
     Layout l;
     l.dp = 64;

@@ -197,7 +197,8 @@ TEST(Validation, PublishedRunsStayWithinTheReachedBounds) {
 // on unseen runs. Reached: 97 % of 46,421 same-job pairs ordered as measured (96 % before the unfused core
 // was priced as batched GEMMs), 77 % of the runs inside their plan's range (78 % before llm-foundry's runs
 // were priced as eager PyTorch, whose refit narrowed the Ampere band; 91 % at most), median 7.5 %, p90 18.1 % (7.4 %
-// before flash attention's backward was 2.9 × its forward), since
+// before flash attention's backward was 2.9 × its forward; 74 %, 7.7 %, 18.8 % since DeepSpeed's DP traffic runs after
+// the backward, dp_comm_overlap, and the refit it brought), since
 // a layer of Megatron-DeepSpeed's fused kernels takes 0.73 of the host's launch time, the share that meets
 // these runs' own floor (15.6 %, 27.5 %, 86 % before: the floor had been read as 3 ms); before, 90 % of the runs inside
 // their plan's range, now that it carries the host launch cost's uncertainty (39 % without it, since the
@@ -242,7 +243,9 @@ TEST(Validation, UltraScaleReservedMemoryStaysWithinTheReachedBound) {
 // BigScience's search for BLOOM's layout (examples/validation/bigscience_tr11_search.json, in the repository,
 // fitted on nowhere): 40 Megatron-DeepSpeed runs on up to 384 A100s of Jean Zay, whose nodes have four
 // Omni-Path 100 Gb/s links for eight GPUs (6.25 GB/s each, the BLOOM paper), as each case states. Reached:
-// throughput median 19.3 %, p90 28.0 %, ranking 89 % of 38 pairs since a GEMM with an unaligned operand row
+// throughput median 18.9 %, p90 27.4 %, ranking 87 % of 38 pairs since DeepSpeed's DP traffic runs after the
+// backward (dp_comm_overlap false: its reduction over Omni-Path is exposed; the pair that flips, 196B at DP 4 ·
+// PP 12 with micro-batch 2 against 4, is predicted 0.1 % apart either way); 19.3 %, 28.0 %, 89 % since a GEMM with an unaligned operand row
 // runs at gemm_unaligned (the hidden-14,400 rows' head dimension, 150: they read +17..+29 %, as the others,
 // where they had read +45..+64 %); 38.8 %, p90 55.2 %, ranking 89 % since the defaults take the NIC share
 // from nccl-tests' 0.9 (Ampere's had been fitted at 0.77; 38.1 %, 54.0 % before); 38.0 %, p90 53.8 %,
@@ -256,8 +259,8 @@ TEST(Validation, BigScienceLayoutSearchStaysWithinTheReachedBounds) {
     const CaseList cases = example_cases("bigscience_tr11_search.json");
     const ValidationReport r = validate_cases(cases);
     ASSERT_EQ(r.summary.predicted, 40);
-    EXPECT_LE(r.summary.median_abs_error, 0.20);
-    EXPECT_LE(r.summary.p90_abs_error, 0.285);
+    EXPECT_LE(r.summary.median_abs_error, 0.195);
+    EXPECT_LE(r.summary.p90_abs_error, 0.28);
     EXPECT_GE(r.summary.ranking.share(), 0.86);
     EXPECT_LE(r.summary.memory.median_abs_error, 0.07);
     // The network is the case's: with the preset's four times faster NIC the same runs come out faster.
@@ -269,7 +272,9 @@ TEST(Validation, BigScienceLayoutSearchStaysWithinTheReachedBounds) {
 // SimuMax's B200 runs (examples/validation/simumax_b200.json, in the repository, fitted on nowhere): 43
 // Megatron-LM runs on one 8-GPU B200 node, models cut to their first layers, with the most
 // max_memory_allocated of any rank (19 readings, one per layout). Reached: memory median 1.5 %, p90 5.9 %,
-// none more than 10 % under; throughput median 8.7 %, p90 15.9 %, ranking 96 % of 103 pairs since the
+// none more than 10 % under; throughput median 7.2 %, p90 14.9 %, ranking 98 % of 103 pairs since Megatron-LM's
+// DP traffic runs after the backward as these runs launch it, without --overlap-grad-reduce (dp_comm_overlap
+// false; the step's fixed part measured 24-98 ms where the model had 7-22 ms); 8.7 %, 15.9 %, 96 % since the
 // defaults take the NIC share from nccl-tests (Blackwell refit: `moe` 0.67 → 0.63); 8.5 %, 15.8 % since NVFP4's
 // GEMMs run at their burst figure times the node's under-load ratio (Blackwell refit: `attn` 0.158 → 0.185,
 // its dense rows a point faster, the 128k-token CP rows 8 points nearer); 6.9 %, 18.8 % since the
@@ -288,21 +293,22 @@ TEST(Validation, SimuMaxB200RunsStayWithinTheReachedBounds) {
     EXPECT_LE(r.summary.memory.median_abs_error, 0.02);
     EXPECT_LE(r.summary.memory.p90_abs_error, 0.065);
     EXPECT_EQ(r.summary.memory_under_10, 0);
-    EXPECT_LE(r.summary.median_abs_error, 0.087);
-    EXPECT_LE(r.summary.p90_abs_error, 0.165);
-    EXPECT_GE(r.summary.ranking.share(), 0.95);
+    EXPECT_LE(r.summary.median_abs_error, 0.075);
+    EXPECT_LE(r.summary.p90_abs_error, 0.155);
+    EXPECT_GE(r.summary.ranking.share(), 0.97);
 }
 
 // One cluster's own runs, the workflow docs/validation.md ("Calibrating on your own cluster") describes:
 // calibrate on SimuMax's B200 rows at 4 and 8 micro-batches and the context-parallel rows (31), predict
-// the 12 rows at 32 micro-batches it never saw. Reached: held out 7.8 % with the defaults, 3.0 % with the
-// fit since the defaults take the NIC share from nccl-tests (5.9 % and 2.9 % before; 10.9 % and 2.4 % while
+// the 12 rows at 32 micro-batches it never saw. Reached: held out 7.5 % with the defaults, 2.9 % with the
+// fit since the layout exposes their DP traffic (dp_comm_overlap false for Megatron-LM: 7.8 % and 3.0 %
+// before; 5.9 % and 2.9 % before the defaults took the NIC share from nccl-tests; 10.9 % and 2.4 % while
 // Blackwell's roll-off was fitted on calibration.json). The fit's GEMM curve stays near the node's own
 // kernel timings, 0.42 of peak at a 4,096-wide GEMM and 0.36 at 640 against the timings' 0.45-0.51 and
 // 0.37-0.45: gemm_16 and gemm_half_dim trade along a flat valley (0.43 and 134 from these defaults, about
 // 0.5 and 262 from the last ones), so the curve is checked, not either constant. It finds attention
-// faster than the defaults (`attn` 0.29 against the node's 0.25), exposes the DP traffic Megatron-LM runs
-// without --overlap-grad-reduce, and leaves no MoE constant at a bound (moe and a2a went to 1 from the
+// faster than the defaults (`attn` 0.29 against the node's 0.25), needs no DP overlap share (the layout
+// exposes the DP traffic Megatron-LM runs without --overlap-grad-reduce), and leaves no MoE constant at a bound (moe and a2a went to 1 from the
 // fitted roll-off).
 TEST(Validation, CalibratingOnOneNodesRunsPredictsItsOtherRuns) {
     const CaseList cases = example_cases("simumax_b200.json");
@@ -326,7 +332,10 @@ TEST(Validation, CalibratingOnOneNodesRunsPredictsItsOtherRuns) {
     EXPECT_LE(narrow, 0.45);
     EXPECT_GE(r.eff.attn, 0.20);
     EXPECT_LE(r.eff.attn, 0.34);
-    EXPECT_LT(r.eff.overlap_dp, 0.1);
+    // Megatron-LM without --overlap-grad-reduce: its DP traffic runs after the backward whatever
+    // overlap_dp says (dp_comm_overlap false), so these runs leave the constant where it started, where
+    // it had been pressed to its bound of 0 before the layout said so.
+    EXPECT_DOUBLE_EQ(r.eff.overlap_dp, start.overlap_dp);
     EXPECT_LT(r.eff.moe, 0.99);
     EXPECT_LT(r.eff.a2a, 0.99);
 }
@@ -516,7 +525,10 @@ TEST(Validation, RankingCountsSameJobPairsMoreThanFivePercentApart) {
 }
 
 // The headline figure: each source of calibration.json predicted with constants fitted on the others.
-// Reached: median 5.5 %, p90 17.1 %, ranking 90 % of 20, since a recomputation the source leaves out is
+// Reached: median 5.5 %, p90 17.1 %, ranking 90 % of 20, the same since Megatron-LM's and DeepSpeed's DP
+// traffic runs after the backward unless the layout overlaps it (dp_comm_overlap; SC21 4.1 → 4.8 %, p90
+// 15.1 → 16.7 %, its Table 1 runs at DP 32 slower still; MosaicML 4.0 → 4.2 % through Ampere's refit), and
+// since a recomputation the source leaves out is
 // planned as the framework's recipes run it where they say (PaxML's GPU configs: DGX Cloud's p90 23.7 →
 // 17.4 %, its PaxML rows +22..+53 % → +3..+34 %; Megatron-Bridge 8.4 → 9.0 % through Hopper's refit);
 // 5.8 %, 17.3 %, 90 %, since the defaults take the NIC share from

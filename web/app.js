@@ -4,7 +4,7 @@
 
 const $ = (id) => document.getElementById(id);
 const DEFAULTS = { model: 'llama3-70b', cluster: 'dgx-h100', gpus: 64, seq: 8192, gbs: 64, tp: 8, cp: 1, pp: 1,
-                   ep: 1, etp: 0, vpp: 1, mb: 1, zero: 1, recompute: 'none', sp: 1, tpo: 0, epo: 0, disp: 'alltoall', imb: 1, cap: 0, precision: 'bf16', schedule: '1f1b',
+                   ep: 1, etp: 0, vpp: 1, mb: 1, zero: 1, recompute: 'none', sp: 1, tpo: 0, epo: 0, dpo: 1, disp: 'alltoall', imb: 1, cap: 0, precision: 'bf16', schedule: '1f1b',
                    grad: 'bf16', order: 'tp-cp-ep-dp-pp', rmethod: 'uniform', rlayers: 1, fw: '' };
 const NUMBER_KEYS = ['gpus', 'seq', 'gbs', 'tp', 'cp', 'pp', 'ep', 'vpp', 'mb', 'rlayers'];
 // A MoE model's load, real numbers the API checks (blank: balanced, dropless).
@@ -45,7 +45,7 @@ const el = (tag, attrs = {}, text) => {
 function readHash() {
   const p = new URLSearchParams(location.hash.slice(1));
   const s = { ...DEFAULTS };
-  for (const [k, v] of p.entries()) s[k] = NUMBER_KEYS.includes(k) || LOAD_KEYS.includes(k) || k === 'zero' || k === 'sp' || k === 'tpo' || k === 'epo' || k === 'etp' || k.startsWith('m-') || k.startsWith('c-') || k.startsWith('e-') ? Number(v) : v;
+  for (const [k, v] of p.entries()) s[k] = NUMBER_KEYS.includes(k) || LOAD_KEYS.includes(k) || k === 'zero' || k === 'sp' || k === 'tpo' || k === 'epo' || k === 'dpo' || k === 'etp' || k.startsWith('m-') || k.startsWith('c-') || k.startsWith('e-') ? Number(v) : v;
   return s;
 }
 // Each settled plan is a history entry (Back returns to the previous one); typing within one field
@@ -78,6 +78,7 @@ function toControls() {
   $('sp').checked = !!state.sp;
   $('tpo').checked = !!state.tpo;
   $('epo').checked = !!state.epo;
+  $('dpo').checked = !!state.dpo;
   $('disp').value = state.disp;
   $('precision').value = state.precision;
   $('schedule').value = state.schedule;
@@ -102,6 +103,7 @@ function fromControls() {
   state.sp = $('sp').checked ? 1 : 0;
   state.tpo = $('tpo').checked ? 1 : 0;
   state.epo = $('epo').checked ? 1 : 0;
+  state.dpo = $('dpo').checked ? 1 : 0;
   state.disp = $('disp').value;
   state.precision = $('precision').value;
   state.schedule = $('schedule').value;
@@ -156,6 +158,7 @@ function buildCase() {
     layout: { tp: state.tp, cp: state.cp, pp: state.pp, ep: state.ep, vpp: state.vpp,
               micro_batch: state.mb, global_batch: state.gbs, seq_len: state.seq, zero: state.zero,
               recompute: state.recompute, sequence_parallel: !!state.sp, tp_comm_overlap: !!state.tpo, ep_comm_overlap: !!state.epo,
+              dp_comm_overlap: !!state.dpo,
               moe_dispatcher: state.disp, ...moeLoad(), precision: state.precision,
               schedule: state.schedule, grad_dtype: state.grad, order: state.order,
               ...(state.recompute === 'full' ? { recompute_method: state.rmethod, recompute_layers: state.rlayers } : {}),

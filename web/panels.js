@@ -190,7 +190,7 @@ function loadLayout(l) {
   Object.assign(state, { tp: l.tp, cp: l.cp, pp: l.pp, ep: l.ep, etp: l.etp === l.tp ? 0 : l.etp, vpp: l.vpp,
                          mb: l.micro_batch, zero: l.zero, recompute: l.recompute, sp: l.sequence_parallel ? 1 : 0,
                          tpo: l.tp_comm_overlap ? 1 : 0,
-                         epo: l.ep_comm_overlap ? 1 : 0, disp: l.moe_dispatcher ?? 'alltoall',
+                         epo: l.ep_comm_overlap ? 1 : 0, dpo: l.dp_comm_overlap === false ? 0 : 1, disp: l.moe_dispatcher ?? 'alltoall',
                          imb: l.moe_imbalance ?? 1, cap: l.moe_capacity_factor ?? 0,
                          schedule: l.schedule, grad: l.grad_dtype, order: l.order,
                          rmethod: l.recompute_method ?? 'uniform', rlayers: l.recompute_layers ?? 1,

@@ -33,7 +33,7 @@ struct Efficiency {
     double scale_up_bw = 0.80;     // achieved fraction of scale-up link rate (bus bandwidth)
     double scale_out_bw = 0.90;    // achieved fraction of NIC line rate
     double a2a = 0.60;             // all-to-all reaches this share of the tier's achieved bandwidth (many small flows)
-    double overlap_dp = 0.80;      // share of DP traffic that the backward/forward compute can hide
+    double overlap_dp = 0.80;      // share of the last backward (first forward) that hides DP traffic (dp_comm_overlap)
     double overlap_cp = 0.80;      // share of CP ring traffic hidden under block attention
     double layer_overhead_s = 3e-3;  // host time to issue a layer's kernels per micro-batch (fwd + bwd), eager ops
     double fused_host_share = 0.73;  // share of it a layer of fused kernels (Kernels::fused) takes to issue

@@ -64,6 +64,11 @@ struct Layout {
     /// another's backward as DualPipe does). Takes effect with ep > 1, two micro-batches or more and,
     /// when pp > 1, the interleaved schedule; DualPipe overlaps this way by itself.
     bool ep_comm_overlap = false;
+    /// DP's gradient reduction runs in buckets under the last micro-batch's backward and ZeRO-1/2's
+    /// parameter all-gather under the next step's first forward (Megatron's --overlap-grad-reduce and
+    /// --overlap-param-gather, PyTorch DDP's buckets, DeepSpeed's overlap_comm). Off, both run after
+    /// the backward, exposed. ZeRO-3/FSDP gathers each unit ahead of its use whatever this says.
+    bool dp_comm_overlap = true;
     /// How MoE tokens are dispatched to and combined from the experts' GPUs (enums.h): NCCL all-to-all
     /// or the flex dispatcher's DeepEP / HybridEP kernels, which deduplicate per GPU and per domain.
     Dispatcher moe_dispatcher = Dispatcher::alltoall;
@@ -99,6 +104,8 @@ int64_t effective_etp(const Layout& l);
 int64_t rank_chunks(const Layout& l);
 /// Whether TP traffic runs under the GEMMs: tp > 1, tp_comm_overlap and sequence parallelism.
 bool overlaps_tp(const Layout& l);
+/// Whether DP traffic can run under compute: dp_comm_overlap, or ZeRO-3 (whose gathers prefetch).
+bool overlaps_dp(const Layout& l);
 /// Whether FSDP gathers the parameters and reduce-scatters the gradients one unit (a transformer block)
 /// at a time for every micro-batch: ZeRO-3 without PP (under PP it gathers each stage once per step).
 bool fsdp_per_micro_batch(const Layout& l);
@@ -155,6 +162,13 @@ uint32_t op_level_selective_modules();
 /// ZeRO-3 runs DeepSpeed's per-tensor collectives where the framework names DeepSpeed, or Megatron-LM
 /// (which had no ZeRO-3 of its own: such runs were DeepSpeed's, as SC21's comparison was), with a year up
 /// to 2021; FSDP's and later DeepSpeed's bucketed ones otherwise.
+/// DP traffic overlaps the backward and forward (dp_comm_overlap) except where the framework's own
+/// default leaves it after the backward: a run named Megatron-LM (its --overlap-grad-reduce and
+/// --overlap-param-gather are opt-in flags, off unless passed; before 2023 its local DDP reduced after
+/// the backward in any case) and DeepSpeed or Megatron-DeepSpeed (zero_optimization.overlap_comm
+/// defaults off below stage 3; the pipeline engine reduces after the last micro-batch). Megatron-Core
+/// named as such, NeMo and Megatron-Bridge (their recipes set both flags), PyTorch DDP and FSDP
+/// (nanotron, torchtitan, llm-foundry) and the JAX frameworks overlap.
 /// Everything else: an even split, the framework's own gradient buffer, TP traffic exposed.
 struct FrameworkDefaults {
     Kernels kernels = Kernels::fused;
@@ -166,6 +180,7 @@ struct FrameworkDefaults {
     Allocator allocator = Allocator::classic;
     bool tp_comm_overlap = false;
     bool ep_comm_overlap = false;
+    bool dp_comm_overlap = true;
     GradDtype grad_dtype = GradDtype::bf16;
     Dispatcher moe_dispatcher = Dispatcher::alltoall;
     ExpertGemms expert_gemms = ExpertGemms::grouped;

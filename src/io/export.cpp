@@ -146,7 +146,10 @@ Export megatron(const ModelSpec& m, const Layout& l) {
             arg(fmt::format("--decoder-last-pipeline-num-layers {}", st.back().layers));
         }
     }
-    if (l.zero == 1) arg("--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather");
+    if (l.zero == 1) arg("--use-distributed-optimizer");
+    // DP overlap is opt-in in Megatron-LM: --overlap-grad-reduce (plain DDP or the distributed optimizer),
+    // with the distributed optimizer --overlap-param-gather too.
+    if (l.zero < 3 && l.dp_comm_overlap) arg(l.zero == 1 ? "--overlap-grad-reduce --overlap-param-gather" : "--overlap-grad-reduce");
     if (l.zero == 3) arg("--use-torch-fsdp2");
     if (l.recompute == Recompute::full)
         arg(fmt::format("--recompute-granularity full --recompute-method {} --recompute-num-layers {}",
@@ -192,6 +195,9 @@ Export torchtitan(const ModelSpec& m, const Layout& l) {
                          "(gradient accumulation), not all forwards first: schedule 1f1b");
     if (m.moe && overlaps_ep(l))
         return refuse(F, "torchtitan does not overlap the expert all-to-alls with another micro-batch: ep_comm_overlap false");
+    if (!overlaps_dp(l) && l.dp > 1)
+        return refuse(F, "torchtitan's data parallelism (DDP's buckets, FSDP's prefetch) always overlaps its traffic with "
+                         "the compute: dp_comm_overlap true");
     if (l.moe_capacity_factor > 0)
         return refuse(F, "torchtitan's MoE is dropless (no capacity factor): moe_capacity_factor 0");
     if (overlaps_tp(l) && l.kernels != Kernels::fused)
@@ -339,7 +345,7 @@ Export deepspeed(const ModelSpec& m, const Layout& l) {
     j["train_batch_size"] = global_batch(l);
     j["train_micro_batch_size_per_gpu"] = l.micro_batch;
     j["gradient_accumulation_steps"] = micro_batches(l);
-    j["zero_optimization"] = {{"stage", l.zero}, {"overlap_comm", true}, {"contiguous_gradients", true}};
+    j["zero_optimization"] = {{"stage", l.zero}, {"overlap_comm", overlaps_dp(l)}, {"contiguous_gradients", true}};
     j["bf16"] = {{"enabled", l.precision == Precision::bf16}};
     j["fp16"] = {{"enabled", l.precision == Precision::fp16}};
     if (l.tp > 1) j["tensor_parallel"] = {{"autotp_size", l.tp}};

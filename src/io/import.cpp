@@ -124,6 +124,9 @@ Draft megatron_layout(const Values& v) {
     l.sequence_parallel = v.flag("--sequence-parallel") || l.tp == 1;
     l.tp_comm_overlap = v.flag("--tp-comm-overlap");
     l.ep_comm_overlap = v.flag("--overlap-moe-expert-parallel-comm");
+    // DP overlap is opt-in in Megatron-LM's arguments: --overlap-grad-reduce (and, with the distributed
+    // optimizer, --overlap-param-gather beside it).
+    l.dp_comm_overlap = v.flag("--overlap-grad-reduce");
     // CUDA graphs: the whole step (--cuda-graph-impl local --cuda-graph-scope full_iteration); Transformer
     // Engine's per-module graphs are not priced (enums.h) and are planned as none, and said so.
     const std::string graph_impl = v.text("--cuda-graph-impl", "none");
@@ -313,6 +316,9 @@ Draft deepspeed_layout(const Values& v, const ImportContext& ctx) {
     // accumulates the gradients in fp32 after every backward, keeping the bf16 ones beside (ZeRO-0/1);
     // with fp16 the gradients stay fp16 and are reduced so (communication_data_type's default).
     apply_framework_defaults(framework_defaults(l.framework, "", l.precision), l);
+    // overlap_comm: gradients reduced in buckets during the backward; unset, DeepSpeed's default is
+    // `stage == 3` (runtime/zero/config.py), and ZeRO-3 prefetches its gathers either way.
+    l.dp_comm_overlap = v.has("zero_optimization.overlap_comm") ? v.flag("zero_optimization.overlap_comm") : l.zero >= 3;
     // With bf16 and ZeRO stage 0 DeepSpeed runs that optimizer, which partitions the fp32 master weights
     // and moments over the data-parallel ranks itself (runtime/bf16_optimizer.py: partition_count =
     // dp world size): ZeRO-1's memory. BLOOM's launch script: "bf16 must use z0! it implements its own

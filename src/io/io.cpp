@@ -356,7 +356,7 @@ Layout layout_from_json(const json& j, const std::string& path, const std::strin
     Reader r(j, path);
     r.only({"tp", "cp", "pp", "dp", "ep", "etp", "vpp", "micro_batch", "global_batch", "seq_len", "zero", "recompute",
             "recompute_modules", "recompute_method", "recompute_layers", "attention_kernel", "kernels", "stage_split",
-            "grad_buckets", "grad_accumulation", "cross_entropy", "allocator", "dropout", "sequence_parallel", "tp_recompute_allgather", "tp_comm_overlap", "ep_comm_overlap", "moe_dispatcher", "expert_gemms", "zero3_comm", "cuda_graphs",
+            "grad_buckets", "grad_accumulation", "cross_entropy", "allocator", "dropout", "sequence_parallel", "tp_recompute_allgather", "tp_comm_overlap", "ep_comm_overlap", "dp_comm_overlap", "moe_dispatcher", "expert_gemms", "zero3_comm", "cuda_graphs",
             "moe_imbalance", "moe_capacity_factor", "precision", "schedule", "grad_dtype", "order", "framework"});
     Layout l;
     l.tp = r.integer("tp", 1);
@@ -430,6 +430,7 @@ Layout layout_from_json(const json& j, const std::string& path, const std::strin
     if (r.has("ep_comm_overlap")) {
         if (const auto why = ep_overlap_refusal(l)) throw ConfigError(r.at("ep_comm_overlap"), *why);
     }
+    l.dp_comm_overlap = r.boolean("dp_comm_overlap", fw.dp_comm_overlap);
     l.grad_dtype = r.choice<GradDtype>("grad_dtype", fw.grad_dtype);
     l.moe_dispatcher = r.choice<Dispatcher>("moe_dispatcher", fw.moe_dispatcher);
     l.expert_gemms = r.choice<ExpertGemms>("expert_gemms", fw.expert_gemms);

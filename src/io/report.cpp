@@ -148,6 +148,19 @@ std::vector<std::string> plan_findings(const Plan& p) {
                                        "hides what the MoE layers' computation covers.",
                                        cost, p.layout.pp > 1 ? ", with the interleaved schedule at pp > 1" : ""));
     }
+    // DP traffic the layout leaves after the backward, 5 % of the step or more: the flags that overlap it.
+    for (const CommTerm& t : p.comm) {
+        if ((t.axis != Axis::dp && t.axis != Axis::edp) || overlaps_dp(p.layout) || p.time.step_s <= 0 ||
+            t.exposed_s < 0.05 * p.time.step_s)
+            continue;
+        out.push_back(fmt::format("DP traffic runs after the backward, exposed: {:.0f} ms, {:.0f} % of the step. DP "
+                                  "overlap (Megatron's --overlap-grad-reduce{}, DeepSpeed's overlap_comm; dp_comm_overlap "
+                                  "true) reduces the gradients in buckets under the last backward{}.",
+                                  1e3 * t.exposed_s, 100 * t.exposed_s / p.time.step_s,
+                                  p.layout.zero >= 1 ? " --overlap-param-gather" : "",
+                                  p.layout.zero >= 1 ? " and gathers the parameters under the next forward" : ""));
+        break;
+    }
     // Expert traffic as NCCL's all-to-all of every copy, 5 % of the step or more: what DeepEP's or
     // HybridEP's one copy per GPU and per domain reached would take instead, when that is a fifth less.
     for (const CommTerm& t : p.comm) {

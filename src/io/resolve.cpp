@@ -218,6 +218,7 @@ Case apply_overrides(Case c, const Overrides& o, Naming n) {
         l.tp_comm_overlap = on_off(o.tp_comm_overlap, "tp_comm_overlap", n);
         if (const auto why = tp_overlap_refusal(l)) throw ConfigError(override_name("tp_comm_overlap", n), *why);
     }
+    if (!o.dp_comm_overlap.empty()) l.dp_comm_overlap = on_off(o.dp_comm_overlap, "dp_comm_overlap", n);
     if (!o.ep_comm_overlap.empty()) {
         l.ep_comm_overlap = on_off(o.ep_comm_overlap, "ep_comm_overlap", n);
         if (const auto why = ep_overlap_refusal(l)) throw ConfigError(override_name("ep_comm_overlap", n), *why);

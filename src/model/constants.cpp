@@ -101,7 +101,7 @@ const std::vector<Constant>& efficiency_constants() {
          "not fitted (fitted on the published runs it fell to 0.66 on Blackwell, below any measurement, and pressed "
          "a2a to its end; docs/validation.md); calibrate fits it to a cluster's own runs"},
         {"overlap_dp", &Efficiency::overlap_dp, "overlap_dp", S::one, "fraction", 0, 1, 0.0, 1.0, true,
-         "share of DP traffic the backward/forward compute can hide",
+         "share of the last backward (first forward) that hides DP traffic, where the layout overlaps it (dp_comm_overlap)",
          "Megatron-LM overlap_grad_reduce / overlap_param_gather, FSDP prefetch; fitted"},
         {"a2a", &Efficiency::a2a, "a2a", S::one, "fraction", 0.01, 1, 0.1, 1.0, true,
          "share of the tier's achieved bandwidth an all-to-all reaches (many small flows)",

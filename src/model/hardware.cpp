@@ -122,15 +122,15 @@ Efficiency default_efficiency(const std::string& generation) {
     Efficiency e;
     // FITTED-BEGIN (tools/fit_defaults.py: shardplan calibrate calibration.json --per-generation)
     if (generation == "ampere") {  // 98 runs
-        e.gemm_16 = 0.7826;
+        e.gemm_16 = 0.7813;
         e.gemm_8 = 0.65;
         e.gemm_4 = 0.55;
-        e.gemm_half_dim = 170.6;
-        e.moe = 0.6991;
-        e.attn = 0.2154;
+        e.gemm_half_dim = 166.6;
+        e.moe = 0.6987;
+        e.attn = 0.2152;
         e.scale_out_bw = 0.9;
-        e.overlap_dp = 0.5885;
-        e.a2a = 0.7135;
+        e.overlap_dp = 0.5703;
+        e.a2a = 0.7137;
         e.reserve_bytes = 1.849e+09;
     }
     if (generation == "blackwell") {  // 64 runs
@@ -138,22 +138,22 @@ Efficiency default_efficiency(const std::string& generation) {
         e.gemm_8 = 0.5873;
         e.gemm_4 = 0.6152;
         e.gemm_half_dim = 250;
-        e.moe = 0.6294;
-        e.attn = 0.1865;
+        e.moe = 0.6297;
+        e.attn = 0.1864;
         e.scale_out_bw = 0.9;
         e.overlap_dp = 0.3046;
-        e.a2a = 0.9804;
+        e.a2a = 0.9803;
         e.reserve_bytes = 1.849e+09;
     }
     if (generation == "hopper") {  // 162 runs
-        e.gemm_16 = 0.6788;
-        e.gemm_8 = 0.6256;
+        e.gemm_16 = 0.68;
+        e.gemm_8 = 0.6262;
         e.gemm_4 = 0.55;
-        e.gemm_half_dim = 436.3;
-        e.moe = 0.8077;
-        e.attn = 0.2136;
+        e.gemm_half_dim = 444.6;
+        e.moe = 0.808;
+        e.attn = 0.2138;
         e.scale_out_bw = 0.9;
-        e.overlap_dp = 0.7355;
+        e.overlap_dp = 0.7356;
         e.a2a = 0.7034;
         e.reserve_bytes = 1.849e+09;
     }

@@ -140,6 +140,12 @@ FrameworkDefaults framework_defaults(const std::string& framework, const std::st
     const bool recipe = bridge || f.find("nemo") != std::string::npos;  // NeMo's or Megatron-Bridge's recipes
     d.tp_comm_overlap = recipe;
     d.ep_comm_overlap = bridge && generation != "blackwell";
+    // DP overlap is opt-in in Megatron-LM's arguments (--overlap-grad-reduce, --overlap-param-gather;
+    // megatron/training/arguments.py, store_true) and in DeepSpeed below ZeRO-3 (overlap_comm, whose
+    // default is `stage == 3`: runtime/zero/config.py); NeMo's and Megatron-Bridge's recipes and the
+    // Megatron-Core runs published with their flags (README, MoE model zoo) set both.
+    const bool names_megatron_lm = f.find("megatron-lm") != std::string::npos && !recipe;
+    d.dp_comm_overlap = !(names_megatron_lm || deepspeed);
     // DeepEP is DeepSeek's own (HAI-LLM). Everything else dispatches with NCCL's all-to-all unless told, as
     // Megatron's alltoall does. Megatron-Bridge's configs name HybridEP for some models and GPUs (its
     // Blackwell DeepSeek-V3 and Qwen3 ones), but taken as its Blackwell default the held-out
@@ -188,6 +194,7 @@ void apply_framework_defaults(const FrameworkDefaults& fw, Layout& l) {
     l.allocator = fw.allocator;
     l.tp_comm_overlap = fw.tp_comm_overlap;
     l.ep_comm_overlap = fw.ep_comm_overlap;
+    l.dp_comm_overlap = fw.dp_comm_overlap;
     l.grad_dtype = fw.grad_dtype;
     l.moe_dispatcher = fw.moe_dispatcher;
     l.expert_gemms = fw.expert_gemms;
@@ -208,6 +215,8 @@ double routed_assignments(const Layout& l, int64_t top_k, double tokens) {
 bool fsdp_per_micro_batch(const Layout& l) { return l.zero >= 3 && l.pp == 1; }
 
 bool overlaps_tp(const Layout& l) { return l.tp > 1 && l.tp_comm_overlap && l.sequence_parallel; }
+
+bool overlaps_dp(const Layout& l) { return l.dp_comm_overlap || l.zero >= 3; }
 
 bool overlaps_ep(const Layout& l) {
     if (l.ep <= 1) return false;

@@ -287,9 +287,12 @@ void add_dp_terms(const Layout& l, const StageParams& owned, int64_t units, cons
     const double dm = static_cast<double>(mb);
     const double gbytes = l.grad_dtype == GradDtype::fp32 ? 4.0 : 2.0;
     // The compute that can hide DP traffic is one window for both parts: the dense parameters' collectives
-    // take it first, the experts' (edp) what they leave (one DP stream, one set of NICs).
-    double fwd_window = eff.overlap_dp * critical.fwd_s;
-    double bwd_window = eff.overlap_dp * critical.bwd_s;
+    // take it first, the experts' (edp) what they leave (one DP stream, one set of NICs). Without DP
+    // overlap (dp_comm_overlap off, ZeRO 0-2) there is none: the reduction waits for the backward's end
+    // and the gather runs before the next forward.
+    const double share = overlaps_dp(l) ? eff.overlap_dp : 0.0;
+    double fwd_window = share * critical.fwd_s;
+    double bwd_window = share * critical.bwd_s;
     auto hide = [](double comm_s, double& window_s) {  // exposed time; the window shrinks by what it hides
         const double hidden = std::min(comm_s, window_s);
         window_s -= hidden;

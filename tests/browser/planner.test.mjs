@@ -346,6 +346,28 @@ test('TP overlap is a control: the finding about exposed TP traffic names it, an
   await settle(() => document.querySelector('#error').hidden);
 });
 
+test('DP overlap is a control, on by default: unticked, the DP traffic runs after the backward and a finding names the flags', async () => {
+  // Llama 3 8B on 64 H100, DP 64 with the distributed optimizer, one micro-batch a rank: overlapped, the
+  // backward and forward hide part of the reduce-scatter and all-gather; unticked (Megatron-LM's default
+  // without --overlap-grad-reduce), all of it is exposed, the time unchanged, and the setting travels in the URL.
+  await page.goto(base + '#model=llama3-8b&cluster=dgx-h100&gpus=64&tp=1&gbs=64&seq=4096&zero=1');
+  await ready();
+  assert.equal(await page.isChecked('#dpo'), true);
+  const dpRow = () => page.$$eval('#comm tbody tr', (rows) => rows.map((r) => [...r.cells].map((c) => c.textContent))
+    .find((cells) => cells[0] === 'DP'));
+  const on = await dpRow();
+  assert.notEqual(on[6], on[5]);
+  assert.doesNotMatch(await page.textContent('#findings'), /DP traffic runs after the backward/);
+  await page.uncheck('#dpo');
+  await settle(() => /DP traffic runs after the backward/.test(document.querySelector('#findings').textContent));
+  assert.match(page.url(), /dpo=0/);
+  const off = await dpRow();
+  assert.equal(off[5], on[5]);
+  assert.equal(off[6], off[5]);  // exposed = time
+  await page.check('#dpo');
+  await settle(() => !/DP traffic runs after the backward/.test(document.querySelector('#findings').textContent));
+});
+
 test('EP overlap is a control for MoE models: it hides the all-to-all under the other micro-batch, and needs interleaving under PP', async () => {
   // Qwen3-30B-A3B on 64 H100, EP8, no PP, 8 micro-batches: off, the all-to-all (about a fifth of the
   // step) is exposed in full and a finding says so; on, it runs under the paired micro-batch's
