@@ -164,8 +164,8 @@ uint32_t op_level_selective_modules();
 /// to 2021; FSDP's and later DeepSpeed's bucketed ones otherwise.
 /// DP traffic overlaps the backward and forward (dp_comm_overlap) except where the framework's own
 /// default leaves it after the backward: a run named Megatron-LM (its --overlap-grad-reduce and
-/// --overlap-param-gather are opt-in flags, off unless passed; before 2023 its local DDP reduced after
-/// the backward in any case) and DeepSpeed or Megatron-DeepSpeed (zero_optimization.overlap_comm
+/// --overlap-param-gather are opt-in flags, off unless passed; before them its default DDP,
+/// --DDP-impl local, all-reduced after the backward) and DeepSpeed or Megatron-DeepSpeed (zero_optimization.overlap_comm
 /// defaults off below stage 3; the pipeline engine reduces after the last micro-batch). Megatron-Core
 /// named as such, NeMo and Megatron-Bridge (their recipes set both flags), PyTorch DDP and FSDP
 /// (nanotron, torchtitan, llm-foundry) and the JAX frameworks overlap.
