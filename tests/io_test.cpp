@@ -277,9 +277,6 @@ TEST(Constants, OneTableDrivesReaderWriterFitAndDocs) {
     EXPECT_EQ(rows, efficiency_constants().size()) << "docs/model.md lists constants the code does not have";
 }
 
-// layout.zero3_comm: JSON keeps it both ways, a case's framework brings its default, and a ZeRO-3 plan
-// under DeepSpeed 2021's per-tensor engine moves the same DP bytes at no more than 21 GB/s a GPU — every
-// call of its term: 3 a micro-batch, 2 · 175B · 2 B gathered and 2 B a gradient reduce-scattered.
 // dp_comm_overlap: the framework's default where the layout does not say (off for Megatron-LM and
 // DeepSpeed, on otherwise), what it says where it does, and a one-line error for a value not a boolean.
 TEST(Io, DpCommOverlapFollowsTheFrameworkUnlessStated) {
@@ -298,6 +295,9 @@ TEST(Io, DpCommOverlapFollowsTheFrameworkUnlessStated) {
     }
 }
 
+// layout.zero3_comm: JSON keeps it both ways, a case's framework brings its default, and a ZeRO-3 plan
+// under DeepSpeed 2021's per-tensor engine moves the same DP bytes at no more than 21 GB/s a GPU — every
+// call of its term: 3 a micro-batch, 2 · 175B · 2 B gathered and 2 B a gradient reduce-scattered.
 TEST(Io, Zero3CommRoundTripsAndPricesTheDpTerm) {
     Layout l;
     l.dp = 64;
