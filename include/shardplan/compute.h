@@ -63,8 +63,8 @@ double attention_head_dim_factor(AttentionKernel kernel, double head_dim);
 /// --gradient-accumulation-fusion).
 double grad_accum_s(double params, const ClusterSpec& c, const Layout& l);
 /// Of the `held` parameters of a layer on this GPU, those whose gradients each micro-batch accumulates:
-/// all of them, or their shard over `dp_shards` where FSDP reduce-scatters every micro-batch (ZeRO-3
-/// without PP).
+/// all of them, or their shard over `dp_shards` where each micro-batch's gradients are reduce-scattered
+/// (ZeRO-2, and ZeRO-3 without PP: reduces_grads_per_micro_batch).
 double accumulated_params(double held, double dp_shards, const Layout& l);
 
 LayerWork layer_work(const ModelSpec& m, const ClusterSpec& c, const Layout& l, bool moe_layer);

@@ -109,6 +109,10 @@ bool overlaps_dp(const Layout& l);
 /// Whether FSDP gathers the parameters and reduce-scatters the gradients one unit (a transformer block)
 /// at a time for every micro-batch: ZeRO-3 without PP (under PP it gathers each stage once per step).
 bool fsdp_per_micro_batch(const Layout& l);
+/// Whether each micro-batch's gradients are reduce-scattered as its backward produces them, so that only
+/// their shards are accumulated: ZeRO-2 (DeepSpeed's engine reduces "during non gradient accumulation
+/// boundaries as well"; FSDP's SHARD_GRAD_OP outside no_sync) and FSDP without PP.
+bool reduces_grads_per_micro_batch(const Layout& l);
 /// Whether the MoE all-to-alls run under another micro-batch's computation: DualPipe, or
 /// ep_comm_overlap with ep > 1, two micro-batches or more, and the interleaved schedule when pp > 1
 /// (Megatron's prerequisites for --overlap-moe-expert-parallel-comm).

@@ -439,7 +439,7 @@ double grad_accum_s(double params, const ClusterSpec& c, const Layout& l) {
 }
 
 double accumulated_params(double held, double dp_shards, const Layout& l) {
-    return fsdp_per_micro_batch(l) ? held / std::max(1.0, dp_shards) : held;
+    return reduces_grads_per_micro_batch(l) ? held / std::max(1.0, dp_shards) : held;
 }
 
 double optimizer_step_s(double params_owned, GradDtype g, const ClusterSpec& c) {

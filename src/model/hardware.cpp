@@ -126,7 +126,7 @@ Efficiency default_efficiency(const std::string& generation) {
         e.gemm_8 = 0.65;
         e.gemm_4 = 0.55;
         e.gemm_half_dim = 166.6;
-        e.moe = 0.6987;
+        e.moe = 0.6988;
         e.attn = 0.2152;
         e.scale_out_bw = 0.9;
         e.overlap_dp = 0.5703;
@@ -146,14 +146,14 @@ Efficiency default_efficiency(const std::string& generation) {
         e.reserve_bytes = 1.849e+09;
     }
     if (generation == "hopper") {  // 162 runs
-        e.gemm_16 = 0.68;
-        e.gemm_8 = 0.6262;
+        e.gemm_16 = 0.6792;
+        e.gemm_8 = 0.6258;
         e.gemm_4 = 0.55;
-        e.gemm_half_dim = 444.6;
-        e.moe = 0.808;
-        e.attn = 0.2138;
+        e.gemm_half_dim = 439.4;
+        e.moe = 0.8078;
+        e.attn = 0.2136;
         e.scale_out_bw = 0.9;
-        e.overlap_dp = 0.7356;
+        e.overlap_dp = 0.7355;
         e.a2a = 0.7034;
         e.reserve_bytes = 1.849e+09;
     }

@@ -214,6 +214,8 @@ double routed_assignments(const Layout& l, int64_t top_k, double tokens) {
 
 bool fsdp_per_micro_batch(const Layout& l) { return l.zero >= 3 && l.pp == 1; }
 
+bool reduces_grads_per_micro_batch(const Layout& l) { return l.zero == 2 || fsdp_per_micro_batch(l); }
+
 bool overlaps_tp(const Layout& l) { return l.tp > 1 && l.tp_comm_overlap && l.sequence_parallel; }
 
 bool overlaps_dp(const Layout& l) { return l.dp_comm_overlap || l.zero >= 3; }
