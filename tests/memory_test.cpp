@@ -57,6 +57,10 @@ TEST(Memory, ZeroStagesShardAcrossDataParallel) {
     const MemoryBreakdown z2 = stage_memory(m, cluster(8), l, whole(m), 1);
     EXPECT_DOUBLE_EQ(z2.grads_bytes, z0.grads_bytes / 8.0);
     EXPECT_DOUBLE_EQ(z2.weights_bytes, z0.weights_bytes);
+    // and while the backward runs, one layer's gradients whole before they are reduce-scattered: q and o
+    // 2·4096² + k and v 2·4096·1024 + the SwiGLU MLP 3·4096·14336 + two norms 2·4096 = 218,112,000
+    // parameters, 2 B each (bf16 gradients).
+    EXPECT_DOUBLE_EQ(z2.other_bytes - z1.other_bytes, 2.0 * 218'112'000.0);
     l.zero = 3;  // + weights ÷ 8, and the gathered layers appear under "other"
     const MemoryBreakdown z3 = stage_memory(m, cluster(8), l, whole(m), 1);
     EXPECT_DOUBLE_EQ(z3.weights_bytes, z0.weights_bytes / 8.0);
