@@ -3,34 +3,11 @@
 
 #include <string>
 
-#include "shardplan/plan.h"
-#include "shardplan/presets.h"
+#include "plan_helpers.h"
 #include "shardplan/report.h"
 
 using namespace shardplan;
-
-namespace {
-Plan plan_of(const char* model, const char* cluster, int64_t gpus, Layout l) {
-    ClusterSpec c = preset_cluster(cluster);
-    c.gpus = gpus;
-    return evaluate(preset_model(model), c, l);
-}
-Layout layout(int64_t tp, int64_t pp, int64_t dp, int64_t gbs, int64_t seq = 4096) {
-    Layout l;
-    l.tp = tp;
-    l.pp = pp;
-    l.dp = dp;
-    l.global_batch = gbs;
-    l.seq_len = seq;
-    l.sequence_parallel = tp > 1;
-    return l;
-}
-const CommTerm* find(const Plan& p, Axis a) {
-    for (const CommTerm& c : p.comm)
-        if (c.axis == a) return &c;
-    return nullptr;
-}
-}  // namespace
+using namespace shardplan::testing;
 
 // DP overlap (Megatron's --overlap-grad-reduce / --overlap-param-gather, DDP's buckets, DeepSpeed's
 // overlap_comm): on, the reduce-scatter hides under overlap_dp of the last backward and the all-gather under
