@@ -11,10 +11,10 @@ namespace shardplan {
 
 StepWork::Key work_key(const Layout& l) {
     // Eager gradient accumulation's pass (compute.h) reads zero, pp and the DP shards as well.
-    const bool eager = l.grad_accumulation == GradAccumulation::eager, fsdp_shards = eager && reduces_grads_per_micro_batch(l);
+    const bool eager = l.grad_accumulation == GradAccumulation::eager, shards = eager && reduces_grads_per_micro_batch(l);
     return {l.tp, l.cp, l.ep, effective_etp(l), l.micro_batch, l.seq_len, l.sequence_parallel ? 1 : 0,
-            static_cast<int64_t>(l.precision), static_cast<int64_t>(l.recompute), fsdp_shards ? l.dp * l.cp : 0,
-            fsdp_shards ? expert_dp(l) : 0, eager && l.pp == 1 ? 1 : 0};
+            static_cast<int64_t>(l.precision), static_cast<int64_t>(l.recompute), shards ? l.dp * l.cp : 0,
+            shards ? expert_dp(l) : 0, eager && l.pp == 1 ? 1 : 0};
 }
 
 StepWork step_work(const ModelSpec& m, const ClusterSpec& c, const Layout& l) {
