@@ -65,8 +65,9 @@ void add_scenario_flags(CLI::App& cmd, ScenarioFlags& f, bool with_degrees, bool
                        "--overlap-moe-expert-parallel-comm; needs vpp > 1 when pp > 1; default: on for Megatron-Bridge on Hopper, and in "
                        "its MXFP8 MoE recipe on Blackwell from 26.06)");
         cmd.add_option("--dp-comm-overlap", f.dp_comm_overlap,
-                       "true | false: DP's gradient reduction runs under the last backward and ZeRO-1/2's parameter "
-                       "gather under the first forward (Megatron --overlap-grad-reduce --overlap-param-gather, DDP buckets, "
+                       "true | false: DP's gradient reduction runs under the last backward (ZeRO-2: under each "
+                       "micro-batch's) and ZeRO-1/2's parameter gather under the first forward (Megatron "
+                       "--overlap-grad-reduce --overlap-param-gather, DDP buckets, "
                        "DeepSpeed overlap_comm); false: both exposed after the backward (default: off for Megatron-LM and "
                        "DeepSpeed, else on; ZeRO-3 always prefetches)");
         cmd.add_option("--moe-dispatcher", f.moe_dispatcher,

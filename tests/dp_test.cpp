@@ -68,6 +68,12 @@ TEST(Dp, ZeroTwoReduceScattersEveryMicroBatch) {
     EXPECT_GT(t_rs, 0);
     EXPECT_NEAR(find(z2, Axis::dp)->exposed_s, find(z2, Axis::dp)->time_s, 1e-12);
     EXPECT_NEAR(z2.time.step_s, z1.time.step_s + 3 * t_rs, 1e-9 * z1.time.step_s);
+    // The finding that names the overlap flags says where ZeRO-2's reductions would hide.
+    ASSERT_GE(find(z2, Axis::dp)->exposed_s, 0.05 * z2.time.step_s);
+    bool says = false;
+    for (const std::string& f : plan_findings(z2))
+        says = says || f.find("under each micro-batch's backward") != std::string::npos;
+    EXPECT_TRUE(says);
     // With a pass that adds each micro-batch's gradients to fp32 buffers (eager accumulation), ZeRO-2's
     // pass covers the shard: the step is shorter than the traffic alone would make it.
     l.grad_accumulation = GradAccumulation::eager;

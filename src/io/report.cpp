@@ -155,9 +155,10 @@ std::vector<std::string> plan_findings(const Plan& p) {
             continue;
         out.push_back(fmt::format("DP traffic runs after the backward, exposed: {:.0f} ms, {:.0f} % of the step. DP "
                                   "overlap (Megatron's --overlap-grad-reduce{}, DeepSpeed's overlap_comm; dp_comm_overlap "
-                                  "true) reduces the gradients in buckets under the last backward{}.",
+                                  "true) reduces the gradients in buckets under {}{}.",
                                   1e3 * t.exposed_s, 100 * t.exposed_s / p.time.step_s,
                                   p.layout.zero >= 1 ? " --overlap-param-gather" : "",
+                                  p.layout.zero == 2 ? "each micro-batch's backward" : "the last backward",
                                   p.layout.zero >= 1 ? " and gathers the parameters under the next forward" : ""));
         break;
     }
