@@ -158,7 +158,7 @@ std::vector<std::string> plan_findings(const Plan& p) {
                                   "true) reduces the gradients in buckets under {}{}.",
                                   1e3 * t.exposed_s, 100 * t.exposed_s / p.time.step_s,
                                   p.layout.zero >= 1 ? " --overlap-param-gather" : "",
-                                  p.layout.zero == 2 ? "each micro-batch's backward" : "the last backward",
+                                  reduces_grads_per_micro_batch(p.layout) ? "each micro-batch's backward" : "the last backward",
                                   p.layout.zero >= 1 ? " and gathers the parameters under the next forward" : ""));
         break;
     }

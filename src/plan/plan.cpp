@@ -332,14 +332,14 @@ void add_dp_terms(const Layout& l, const StageParams& owned, int64_t units, cons
             // gradient shards, so every micro-batch's backward reduce-scatters its own, each under that
             // backward (DeepSpeed's engine: stage 2 "communicates during non gradient accumulation
             // boundaries as well"); ZeRO-1 accumulates whole gradients and reduces them once.
-            const double reductions = l.zero == 2 ? dm : 1.0;
+            const double reductions = reduces_grads_per_micro_batch(l) ? dm : 1.0;
             calls = reductions + 1;
             bytes = reductions * red.wire_bytes + gat.wire_bytes;
             time_s = reductions * red.time_s + gat.time_s;
             exposed_s = reductions * hide(red.time_s, bwd_window) + hide(gat.time_s, fwd_window);
-            t.collective = l.zero == 1 || (l.zero == 2 && mb == 1) ? "reduce-scatter + all-gather"
-                           : l.zero == 2                       ? "reduce-scatter per mb + all-gather"
-                                                               : "all-gather + reduce-scatter (FSDP, once per step)";
+            t.collective = reductions > 1 ? "reduce-scatter per mb + all-gather"
+                           : l.zero < 3   ? "reduce-scatter + all-gather"
+                                          : "all-gather + reduce-scatter (FSDP, once per step)";
         } else {  // per micro-batch: gathered for the forward, again for the backward, gradients reduce-scattered
             calls = 3.0 * dm;
             bytes = dm * (red.wire_bytes + 2.0 * gat.wire_bytes);
