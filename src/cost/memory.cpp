@@ -334,9 +334,9 @@ MemoryBreakdown stage_memory_in_passes(const ModelSpec& m, const ClusterSpec& c,
     } else if (l.zero >= 3) {
         // FSDP keeps the current and the prefetched layer gathered, plus one layer of unsharded gradients.
         pass += p.largest_layer * (2.0 * kWeightBytes + grad_bytes(l.grad_dtype));
-    } else if (l.zero == 2) {
+    } else if (reduces_grads_per_micro_batch(l)) {
         // ZeRO-2's backward produces each layer's gradients whole before it reduce-scatters them into
-        // the shard it keeps (reduces_grads_per_micro_batch): one layer of unsharded gradients.
+        // the shard it keeps: one layer of unsharded gradients.
         pass += p.largest_layer * grad_bytes(l.grad_dtype);
     }
     // While the passes run the peak comes at one of two moments, whichever holds more beside the
