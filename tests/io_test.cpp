@@ -13,6 +13,7 @@
 #include "shardplan/io.h"
 #include "shardplan/plan.h"
 #include "shardplan/presets.h"
+#include "shardplan/validate.h"
 
 using namespace shardplan;
 
@@ -168,6 +169,48 @@ TEST(Io, MemoryStageFromTheFieldOrARankZeroNote) {
     EXPECT_NE(error_of(j).find("measured.memory_stage: expected an integer"), std::string::npos) << error_of(j);
 }
 
+
+TEST(Io, AnUnstatedBatchIsPlannedAsTheCaseSays) {
+    // Stated: nothing to say.
+    EXPECT_TRUE(case_from_json(good_case()).unstated.empty());
+    // micro_batch null: the layout's default, 1, said so.
+    json j = good_case();
+    j["layout"]["micro_batch"] = nullptr;
+    Case c = case_from_json(j);
+    EXPECT_EQ(c.layout.micro_batch, 1);
+    ASSERT_EQ(c.unstated.size(), 1u);
+    EXPECT_NE(c.unstated[0].find("layout.micro_batch: not stated; planned at 1"), std::string::npos) << c.unstated[0];
+    // global_batch null with both throughput and step time measured: the step's tokens are
+    // 1000 tokens/s/GPU × 64 GPUs × 8.2 s = 524,800, over 8,192 tokens 64.06 sequences, 1.001 × the 64
+    // that whole micro-batches a DP rank (1 × 8) round to: 64.
+    j = good_case();
+    j["layout"]["global_batch"] = nullptr;
+    j["measured"]["step_time_s"] = 8.2;
+    c = case_from_json(j);
+    EXPECT_EQ(c.layout.global_batch, 64);
+    ASSERT_EQ(c.unstated.size(), 1u);
+    EXPECT_NE(c.unstated[0].find("layout.global_batch: not stated; 64 sequences, from the measured"), std::string::npos)
+        << c.unstated[0];
+    // A step 5 % off whole micro-batches (8.6 s: 67.2 sequences) is not a batch: one micro-batch a DP rank, said so.
+    j["measured"]["step_time_s"] = 8.6;
+    c = case_from_json(j);
+    EXPECT_EQ(global_batch(c.layout), 8);
+    EXPECT_NE(c.unstated[0].find("planned as one micro-batch a DP rank (8)"), std::string::npos) << c.unstated[0];
+    // No step time to read: the same.
+    j["measured"].erase("step_time_s");
+    c = case_from_json(j);
+    EXPECT_EQ(global_batch(c.layout), 8);
+    ASSERT_EQ(c.unstated.size(), 1u);
+    // validate reports them per case and counts the cases.
+    j["layout"]["micro_batch"] = nullptr;
+    CaseList list;
+    list.cases.push_back(case_from_json(j));
+    list.cases.push_back(case_from_json(good_case()));
+    const json out = validation_to_json(validate_cases(list));
+    EXPECT_EQ(out["cases"][0]["unstated"].size(), 2u);
+    EXPECT_TRUE(out["cases"][1]["unstated"].empty());
+    EXPECT_EQ(out["summary"]["unstated"], 1);
+}
 TEST(Io, ALongStringIsQuotedWholeCharactersOnly) {
     // Found by fuzz_case: a string where an object belongs is quoted in the message, cut to 40 bytes;
     // the 40th byte fell inside a two-byte character (U+0321), and quoting half of it threw.

@@ -42,6 +42,11 @@ struct Case {
     /// Fields the source did not state and the case's author assumed ("derived": ["layout.recompute: [assumed] ..."]).
     std::vector<std::string> assumed;
     bool is_assumed(const std::string& field) const;
+    /// Layout fields the case leaves null, each as it was planned: the micro-batch at 1 sequence (the
+    /// layout's default), the global batch from the measured step (tokens/s per GPU × GPUs × step time
+    /// over the sequence length) or, with no step to read, one micro-batch a DP rank. validate reports them
+    /// per case, so no unstated field is planned silently.
+    std::vector<std::string> unstated;
 };
 
 /// Reads and parses a JSON file; `field` names it in errors ("--case: expected readable JSON ...").

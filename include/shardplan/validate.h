@@ -43,6 +43,7 @@ struct CaseResult {
     std::string job;     // what makes two runs the same job: source, model, GPU kind and count, sequence, precision
     std::string layout;  // the layout as planned (degrees, schedule, micro-batch, ZeRO, recompute, ...)
     RecomputeResolution recompute;  // what its assumed recomputation became (plan_case); fits_as_written: as given
+    std::vector<std::string> unstated;  // the case's null layout fields as planned (Case::unstated)
 };
 
 struct ErrorStats {
@@ -70,6 +71,7 @@ struct ValidationSummary {
     int64_t false_oom_as_given = 0;  // the same with every assumed field taken as written
     int64_t resolved = 0;     // cases whose assumed recomputation did not fit and was resolved
     int64_t framework_recompute = 0;  // cases whose assumed recomputation became their framework's own
+    int64_t unstated = 0;     // cases leaving a layout field null (micro_batch, global_batch): Case::unstated
     double median_abs_error = 0, p90_abs_error = 0;
     ErrorStats memory;        // where memory was measured
     std::map<std::string, ErrorStats> memory_by_kind;  // allocated / reserved / device

@@ -105,6 +105,7 @@ CaseResult predict_case(const Case& c) {
     r.generation = c.cluster.gpu.generation;
     r.family = framework_family(c.layout.framework);
     r.moe = c.model.moe.has_value();
+    r.unstated = c.unstated;
     r.job = fmt::format("{}|{}|{}|{}|{}|{}|{}", c.source, c.model.name, model_params_total(c.model), c.cluster.gpu.id,
                         c.cluster.gpus, c.layout.seq_len, enum_name(c.layout.precision));
     // Everything predicted comes from model, cluster and layout; the measured part is read after.
@@ -218,6 +219,7 @@ ValidationReport validate_cases(const CaseList& list) {
     Acc all, mem;
     std::map<std::string, Acc> mem_kind;
     for (const CaseResult& r : rep.cases) {
+        if (!r.unstated.empty()) ++s.unstated;
         if (r.planned) {  // every published run ran, whether or not its throughput was published
             if (!r.fits) ++s.false_oom;
             if (!r.recompute.fits_as_written) ++s.false_oom_as_given;
@@ -296,6 +298,7 @@ json validation_to_json(const ValidationReport& r) {
         j["memory_kind"] = c.memory_kind;
         j["error"] = c.error.empty() ? json(nullptr) : json(c.error);
         j["resolved"] = c.recompute.sentence.empty() ? json(nullptr) : json(c.recompute.sentence);
+        j["unstated"] = c.unstated;
         cases.push_back(j);
     }
     const ValidationSummary& s = r.summary;
@@ -313,7 +316,7 @@ json validation_to_json(const ValidationReport& r) {
               {"false_oom", s.false_oom},
               {"false_oom_fraction", s.cases > 0 ? double(s.false_oom) / double(s.cases) : 0.0},
               {"false_oom_as_given", s.false_oom_as_given}, {"resolved_recompute", s.resolved},
-              {"framework_recompute", s.framework_recompute},
+              {"framework_recompute", s.framework_recompute}, {"unstated", s.unstated},
               {"memory", stats_json(s.memory)}, {"memory_under_10_pct", s.memory_under_10},
               {"memory_by_kind", [&] {
                    json k = json::object();
@@ -339,6 +342,7 @@ std::string format_validation(const ValidationReport& r, bool per_case) {
                                c.tokens_per_s_per_gpu, c.measured_tokens_per_s_per_gpu.value_or(0),
                                100 * c.throughput_error.value_or(0), 100 * c.mfu, c.memory_bytes / 1e9,
                                c.fits ? "yes" : "NO (false OOM)");
+            for (const std::string& u : c.unstated) out += fmt::format("  {}\n", u);
         }
         out += "\n";
     }
@@ -353,6 +357,10 @@ std::string format_validation(const ValidationReport& r, bool per_case) {
     out += fmt::format("{} cases had an assumed recomputation that cannot fit and were planned with more; with every "
                        "assumption as written, {} would not fit\n",
                        s.resolved, s.false_oom_as_given);
+    if (s.unstated > 0)
+        out += fmt::format("{} cases leave their micro-batch or global batch unstated and were planned as each one's "
+                           "`unstated` says (--json)\n",
+                           s.unstated);
     if (s.predicted > 0)
         out += fmt::format("80 % range: {} of {} measured inside ({:.0f} %)\n", s.in_range, s.predicted,
                            100.0 * double(s.in_range) / double(s.predicted));

@@ -485,6 +485,36 @@ Measured measured_from_json(const json& j, const std::string& path) {
     return m;
 }
 
+namespace {
+// A published run's micro-batch and global batch decide its pipeline's fill and how often DP reduces;
+// a case that leaves them null is planned with the layout's defaults or, for the global batch, what its
+// own measurements imply, and says which (Case::unstated).
+void note_unstated_batch(Case& c, const json& layout) {
+    auto stated = [&](const char* k) { return layout.contains(k) && !layout.at(k).is_null(); };
+    Layout& l = c.layout;
+    if (!stated("micro_batch"))
+        c.unstated.push_back(fmt::format("layout.micro_batch: not stated; planned at {} sequence a micro-batch", l.micro_batch));
+    if (stated("global_batch")) return;
+    const int64_t per = l.micro_batch * l.dp;  // the step's sequences come in whole micro-batches a DP rank
+    const Measured& m = c.measured;
+    if (per > 0 && l.seq_len > 0 && m.tokens_per_s_per_gpu && m.step_time_s && *m.tokens_per_s_per_gpu > 0 &&
+        *m.step_time_s > 0) {
+        // tokens/s per GPU × GPUs × step time = the step's tokens: the batch the source's own two figures
+        // imply, kept where it is whole micro-batches a DP rank to within 2 % (the figures' rounding).
+        const double sequences = *m.tokens_per_s_per_gpu * double(c.cluster.gpus) * *m.step_time_s / double(l.seq_len);
+        const double steps = std::max(1.0, std::round(sequences / double(per)));
+        if (std::fabs(steps * double(per) - sequences) <= 0.02 * sequences && steps <= 1e9) {
+            l.global_batch = static_cast<int64_t>(steps) * per;
+            c.unstated.push_back(fmt::format("layout.global_batch: not stated; {} sequences, from the measured "
+                                             "tokens/s per GPU × GPUs × step time", l.global_batch));
+            return;
+        }
+    }
+    c.unstated.push_back(fmt::format("layout.global_batch: not stated; planned as one micro-batch a DP rank ({})",
+                                     global_batch(l)));
+}
+}  // namespace
+
 Case case_from_json(const json& j, const std::string& path, const FileAccess* files) {
     Reader r(j, path);
     auto sub = [&](const char* key) { return path.empty() ? std::string(key) : path + "." + key; };
@@ -499,6 +529,7 @@ Case case_from_json(const json& j, const std::string& path, const FileAccess* fi
     c.layout = layout_from_json(r.raw("layout"), sub("layout"), c.cluster.gpu.generation, c.model.moe.has_value());
     derive_dp(c.layout, c.cluster, sub("layout") + ".dp");
     if (r.has("measured")) c.measured = measured_from_json(r.raw("measured"), sub("measured"));
+    note_unstated_batch(c, r.raw("layout"));
     if (r.has("derived")) {
         const json& d = r.raw("derived");
         if (!d.is_array()) throw ConfigError(sub("derived"), "an array of strings");
