@@ -95,6 +95,12 @@ TEST(Io, TensorParallelOverlapFollowsTheFrameworkAndNeedsSequenceParallelism) {
     j["layout"]["sequence_parallel"] = false;
     EXPECT_EQ(error_of(j), "layout.tp_comm_overlap: expected only with sequence_parallel true (it overlaps SP's "
                            "all-gathers and reduce-scatters)");
+    // The recipes' default without sequence parallelism is off, as NeMo's callback turns it off: the
+    // layout says what runs.
+    j["layout"].erase("tp_comm_overlap");
+    j["layout"]["framework"] = "NeMo (Megatron-Core) per recipe";
+    EXPECT_FALSE(case_from_json(j).layout.tp_comm_overlap);
+    EXPECT_EQ(to_json(case_from_json(j).layout)["tp_comm_overlap"], false);
 }
 
 // The gradient dtype follows the framework and the precision the case states (framework_defaults); a
@@ -143,6 +149,13 @@ TEST(Io, ExpertParallelOverlapFollowsTheFrameworkAndNeedsInterleavingUnderPipeli
     j["layout"]["dp"] = 4;
     EXPECT_EQ(error_of(j), "layout.ep_comm_overlap: expected only with the interleaved schedule (vpp > 1) when pp > 1: "
                            "Megatron's --overlap-moe-expert-parallel-comm pairs micro-batches across virtual stages");
+    j["layout"]["vpp"] = 2;
+    EXPECT_TRUE(case_from_json(j).layout.ep_comm_overlap);
+    // Megatron-Bridge's default at pp > 1 without interleaving cannot run: off, not refused.
+    j["layout"].erase("ep_comm_overlap");
+    j["layout"]["vpp"] = 1;
+    j["layout"]["framework"] = "Megatron-Bridge / Megatron-Core (26.04 NeMo Container)";
+    EXPECT_FALSE(case_from_json(j).layout.ep_comm_overlap);
     j["layout"]["vpp"] = 2;
     EXPECT_TRUE(case_from_json(j).layout.ep_comm_overlap);
 }

@@ -191,6 +191,12 @@ TEST(Resolve, FrameworkBringsItsDefaultsAndRecomputeLayersNeedFull) {
     b.tp = 8;
     EXPECT_EQ(error_of([&] { resolved(b); }),
               "--tp-comm-overlap: expected only with sequence_parallel true (it overlaps SP's all-gathers and reduce-scatters)");
+    // Without the flag, the recipes' overlap where it cannot run is off (NeMo's callback turns it off), and
+    // so is their EP overlap at PP 4 without interleaving.
+    b.tp_comm_overlap = "";
+    b.ep = 2;
+    EXPECT_FALSE(resolved(b).tp_comm_overlap);
+    EXPECT_FALSE(resolved(b).ep_comm_overlap);
     Overrides e;
     e.ep = 2;
     e.pp = 2;

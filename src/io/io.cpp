@@ -421,14 +421,18 @@ Layout layout_from_json(const json& j, const std::string& path, const std::strin
     l.tp_recompute_allgather = r.boolean("tp_recompute_allgather", true);
     // TP overlap chunks the sequence-parallel collectives: it takes effect with them, and asking for it
     // without them is refused (as Megatron refuses --tp-comm-overlap without --sequence-parallel).
+    // A framework's default where it cannot run is off, as NeMo's callback turns TP overlap off without
+    // sequence parallelism: the layout then says what runs.
     l.tp_comm_overlap = r.boolean("tp_comm_overlap", fw.tp_comm_overlap);
-    if (r.has("tp_comm_overlap")) {
-        if (const auto why = tp_overlap_refusal(l)) throw ConfigError(r.at("tp_comm_overlap"), *why);
+    if (const auto why = tp_overlap_refusal(l)) {
+        if (r.has("tp_comm_overlap")) throw ConfigError(r.at("tp_comm_overlap"), *why);
+        l.tp_comm_overlap = false;
     }
     l.schedule = r.choice<Schedule>("schedule", l.vpp > 1 ? Schedule::interleaved : Schedule::one_f_one_b);
     l.ep_comm_overlap = r.boolean("ep_comm_overlap", fw.ep_comm_overlap);
-    if (r.has("ep_comm_overlap")) {
-        if (const auto why = ep_overlap_refusal(l)) throw ConfigError(r.at("ep_comm_overlap"), *why);
+    if (const auto why = ep_overlap_refusal(l)) {
+        if (r.has("ep_comm_overlap")) throw ConfigError(r.at("ep_comm_overlap"), *why);
+        l.ep_comm_overlap = false;
     }
     l.dp_comm_overlap = r.boolean("dp_comm_overlap", fw.dp_comm_overlap);
     l.grad_dtype = r.choice<GradDtype>("grad_dtype", fw.grad_dtype);

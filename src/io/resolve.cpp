@@ -223,6 +223,10 @@ Case apply_overrides(Case c, const Overrides& o, Naming n) {
         l.ep_comm_overlap = on_off(o.ep_comm_overlap, "ep_comm_overlap", n);
         if (const auto why = ep_overlap_refusal(l)) throw ConfigError(override_name("ep_comm_overlap", n), *why);
     }
+    // An overlap the flags did not ask for that the layout as it now stands cannot run (a framework's
+    // default, or the case's before --sequence-parallel off or --vpp 1) is off, as layout_from_json has it.
+    if (tp_overlap_refusal(l)) l.tp_comm_overlap = false;
+    if (ep_overlap_refusal(l)) l.ep_comm_overlap = false;
     return c;
 }
 
