@@ -140,6 +140,10 @@ function fillAdvanced() {
 }
 
 // ---- the request
+// A framework brings its own defaults for the gradient dtype and the TP, DP and EP overlaps: after the
+// framework changes, those are left to it for one request and the controls then show what it chose.
+const FRAMEWORK_SETTINGS = { grad: 'grad_dtype', tpo: 'tp_comm_overlap', dpo: 'dp_comm_overlap', epo: 'ep_comm_overlap' };
+let followFramework = false;
 function buildCase() {
   const model = { preset: state.model };
   for (const [id, key] of Object.entries(ADVANCED)) if (state[id] !== undefined) model[key] = state[id];
@@ -152,10 +156,7 @@ function buildCase() {
   const cluster = { preset: state.cluster, gpus: state.gpus };
   if (state['c-domain'] !== undefined) cluster.scale_up_domain = state['c-domain'];
   if (state['c-hbm'] !== undefined) cluster.gpu = { base: presetCluster().gpu.id, hbm_usable_gb: state['c-hbm'] };
-  return {
-    model, cluster,
-    // dp is left to the API, which derives it by the same rule as the CLI (gpus ÷ tp·cp·pp).
-    layout: { tp: state.tp, cp: state.cp, pp: state.pp, ep: state.ep, vpp: state.vpp,
+  const layout = { tp: state.tp, cp: state.cp, pp: state.pp, ep: state.ep, vpp: state.vpp,
               micro_batch: state.mb, global_batch: state.gbs, seq_len: state.seq, zero: state.zero,
               recompute: state.recompute, sequence_parallel: !!state.sp, tp_comm_overlap: !!state.tpo, ep_comm_overlap: !!state.epo,
               dp_comm_overlap: !!state.dpo,
@@ -163,8 +164,20 @@ function buildCase() {
               schedule: state.schedule, grad_dtype: state.grad, order: state.order,
               ...(state.recompute === 'full' ? { recompute_method: state.rmethod, recompute_layers: state.rlayers } : {}),
               ...(state.fw ? { framework: state.fw } : {}),
-              ...(state.etp > 0 ? { etp: state.etp } : {}) },
-  };
+              ...(state.etp > 0 ? { etp: state.etp } : {}) };
+  if (followFramework) for (const key of Object.values(FRAMEWORK_SETTINGS)) delete layout[key];
+  // dp is left to the API, which derives it by the same rule as the CLI (gpus ÷ tp·cp·pp).
+  return { model, cluster, layout };
+}
+// The framework's own settings, as the plan resolved them, into the state and the controls.
+function takeFrameworkSettings(plan) {
+  const l = plan.inputs.layout;
+  state.grad = l.grad_dtype;
+  for (const k of ['tpo', 'dpo', 'epo']) state[k] = l[FRAMEWORK_SETTINGS[k]] ? 1 : 0;
+  $('grad').value = state.grad;
+  for (const k of ['tpo', 'dpo', 'epo']) $(k).checked = !!state[k];
+  followFramework = false;
+  writeHash('fw');
 }
 // A MoE model's load: the busiest EP rank's routed tokens over the mean (1: balanced) and the capacity
 // factor (blank: dropless). Sent only for a MoE model, and only when set, so a dense plan is unaffected.
@@ -212,8 +225,10 @@ async function update(field) {
     return;
   }
   try {
+    const following = followFramework;
     const plan = await post('/api/plan', buildCase());
     if (mine !== seq) return;  // a newer request is on its way
+    if (following) takeFrameworkSettings(plan);
     $('dp').value = plan.inputs.layout.dp;
     showError('');
     render(plan);
@@ -457,6 +472,7 @@ async function start() {
   $('model').addEventListener('change', () => { for (const id of [...Object.keys(ADVANCED), ...Object.keys(MOE)]) delete state[id]; state.model = $('model').value; fillAdvanced(); clearSearch(); });
   $('cluster').addEventListener('change', () => { delete state['c-domain']; delete state['c-hbm']; state.cluster = $('cluster').value; fillAdvanced(); clearSearch(); });
   $('reset-numbers').addEventListener('click', () => { for (const k of Object.keys(state)) if (k.startsWith('m-') || k.startsWith('c-') || k.startsWith('e-')) delete state[k]; fillAdvanced(); schedule(); });
+  $('fw').addEventListener('change', () => { followFramework = true; });
   $('find-best').addEventListener('click', findBest);
   $('pin').addEventListener('click', () => { pinned = current; renderCompare(); });
   for (const b of document.querySelectorAll('button.export')) b.addEventListener('click', () => showExport(b.dataset.format));

@@ -321,6 +321,32 @@ test('the framework decides how stages split: nanotron gives its first stage mor
   await settle(() => !/Uneven pipeline/.test(document.querySelector('#findings').textContent));
 });
 
+test('a framework brings its gradient dtype and overlaps: the controls show them, as the CLI plans it', async () => {
+  // Llama 3 70B, TP8 on 64 H100. Generic: bf16 gradients, DP overlap on, TP overlap off. Megatron-LM keeps
+  // fp32 main gradients (8.8 B parameters a GPU: 17.64 → 35.28 GB) and overlaps DP only when asked;
+  // NeMo / Megatron-Bridge recipes reduce in bf16 and turn TP overlap on; torchtitan reduces in fp32.
+  await page.goto(base + '#model=llama3-70b&cluster=dgx-h100&gpus=64&tp=8&gbs=64&seq=8192');
+  await ready();
+  const grads = () => page.textContent('#memory-legend');
+  assert.match(await grads(), /grads 17\.64 GB/);
+  const want = async (fw, grad, tpo, dpo) => {
+    await page.selectOption('#fw', fw);
+    await settle(([g, t, d]) => document.querySelector('#grad').value === g && document.querySelector('#tpo').checked === t &&
+      document.querySelector('#dpo').checked === d, [grad, tpo, dpo]);
+    await settle((g) => new URLSearchParams(location.hash.slice(1)).get('grad') === g, grad);
+  };
+  await want('Megatron-LM', 'fp32', false, false);
+  await settle(() => /grads 35\.28 GB/.test(document.querySelector('#memory-legend').textContent));
+  assert.match(page.url(), /fw=Megatron-LM/);
+  assert.match(page.url(), /dpo=0/);
+  await want('Megatron-Bridge', 'bf16', true, true);
+  await want('torchtitan', 'fp32', false, true);
+  // What the user sets afterwards stays theirs.
+  await page.selectOption('#grad', 'bf16');
+  await settle(() => /grads 17\.64 GB/.test(document.querySelector('#memory-legend').textContent));
+  await want('', 'bf16', false, true);
+});
+
 test('TP overlap is a control: the finding about exposed TP traffic names it, and ticking it hides most of it', async () => {
   // Llama 3 70B, TP8 on 64 H100 with SP: off (Megatron's default), TP's traffic is exposed in full and a
   // finding says so; on, about 1/8 of it stays exposed, and the setting travels in the URL.
