@@ -15,6 +15,11 @@ const COLORS = { weights_bytes: '#2563eb', grads_bytes: '#0891b2', optimizer_byt
                  activations_bytes: '#d97706', other_bytes: '#9ca3af' };
 const AXIS_COLORS = { tp: '#2563eb', cp: '#0891b2', ep: '#7c3aed', etp: '#a855f7', dp: '#16a34a', pp: '#d97706', edp: '#65a30d' };
 
+// A framework brings its own defaults for the gradient dtype and the TP, DP and EP overlaps: after the
+// framework changes (or a link names one without them), those are left to it for one request and the
+// controls then show what it chose.
+const FRAMEWORK_SETTINGS = { grad: 'grad_dtype', tpo: 'tp_comm_overlap', dpo: 'dp_comm_overlap', epo: 'ep_comm_overlap' };
+let followFramework = [];  // the state keys of FRAMEWORK_SETTINGS the next request leaves to the framework
 let presets = null;
 let state = { ...DEFAULTS };
 let timer = null;
@@ -46,6 +51,11 @@ function readHash() {
   const p = new URLSearchParams(location.hash.slice(1));
   const s = { ...DEFAULTS };
   for (const [k, v] of p.entries()) s[k] = NUMBER_KEYS.includes(k) || LOAD_KEYS.includes(k) || k === 'zero' || k === 'sp' || k === 'tpo' || k === 'epo' || k === 'dpo' || k === 'etp' || k.startsWith('m-') || k.startsWith('c-') || k.startsWith('e-') ? Number(v) : v;
+  // A link that names a framework but not its settings (written by hand) gets the framework's. (A
+  // navigation fires both hashchange and popstate, and the first rewrites the hash whole: what is still
+  // to be taken from the framework stays until a plan brings it.)
+  if (p.has('fw'))
+    for (const k of Object.keys(FRAMEWORK_SETTINGS)) if (!p.has(k) && !followFramework.includes(k)) followFramework.push(k);
   return s;
 }
 // Each settled plan is a history entry (Back returns to the previous one); typing within one field
@@ -140,10 +150,6 @@ function fillAdvanced() {
 }
 
 // ---- the request
-// A framework brings its own defaults for the gradient dtype and the TP, DP and EP overlaps: after the
-// framework changes, those are left to it for one request and the controls then show what it chose.
-const FRAMEWORK_SETTINGS = { grad: 'grad_dtype', tpo: 'tp_comm_overlap', dpo: 'dp_comm_overlap', epo: 'ep_comm_overlap' };
-let followFramework = false;
 function buildCase() {
   const model = { preset: state.model };
   for (const [id, key] of Object.entries(ADVANCED)) if (state[id] !== undefined) model[key] = state[id];
@@ -157,26 +163,27 @@ function buildCase() {
   if (state['c-domain'] !== undefined) cluster.scale_up_domain = state['c-domain'];
   if (state['c-hbm'] !== undefined) cluster.gpu = { base: presetCluster().gpu.id, hbm_usable_gb: state['c-hbm'] };
   const layout = { tp: state.tp, cp: state.cp, pp: state.pp, ep: state.ep, vpp: state.vpp,
-              micro_batch: state.mb, global_batch: state.gbs, seq_len: state.seq, zero: state.zero,
-              recompute: state.recompute, sequence_parallel: !!state.sp, tp_comm_overlap: !!state.tpo, ep_comm_overlap: !!state.epo,
-              dp_comm_overlap: !!state.dpo,
-              moe_dispatcher: state.disp, ...moeLoad(), precision: state.precision,
-              schedule: state.schedule, grad_dtype: state.grad, order: state.order,
-              ...(state.recompute === 'full' ? { recompute_method: state.rmethod, recompute_layers: state.rlayers } : {}),
-              ...(state.fw ? { framework: state.fw } : {}),
-              ...(state.etp > 0 ? { etp: state.etp } : {}) };
-  if (followFramework) for (const key of Object.values(FRAMEWORK_SETTINGS)) delete layout[key];
+                   micro_batch: state.mb, global_batch: state.gbs, seq_len: state.seq, zero: state.zero,
+                   recompute: state.recompute, sequence_parallel: !!state.sp, tp_comm_overlap: !!state.tpo,
+                   ep_comm_overlap: !!state.epo, dp_comm_overlap: !!state.dpo,
+                   moe_dispatcher: state.disp, ...moeLoad(), precision: state.precision,
+                   schedule: state.schedule, grad_dtype: state.grad, order: state.order,
+                   ...(state.recompute === 'full' ? { recompute_method: state.rmethod, recompute_layers: state.rlayers } : {}),
+                   ...(state.fw ? { framework: state.fw } : {}),
+                   ...(state.etp > 0 ? { etp: state.etp } : {}) };
+  for (const k of followFramework) delete layout[FRAMEWORK_SETTINGS[k]];
   // dp is left to the API, which derives it by the same rule as the CLI (gpus ÷ tp·cp·pp).
   return { model, cluster, layout };
 }
 // The framework's own settings, as the plan resolved them, into the state and the controls.
-function takeFrameworkSettings(plan) {
+function takeFrameworkSettings(plan, keys) {
   const l = plan.inputs.layout;
-  state.grad = l.grad_dtype;
-  for (const k of ['tpo', 'dpo', 'epo']) state[k] = l[FRAMEWORK_SETTINGS[k]] ? 1 : 0;
-  $('grad').value = state.grad;
-  for (const k of ['tpo', 'dpo', 'epo']) $(k).checked = !!state[k];
-  followFramework = false;
+  for (const k of keys) {
+    const v = l[FRAMEWORK_SETTINGS[k]];
+    if (k === 'grad') $(k).value = state[k] = v;
+    else $(k).checked = !!(state[k] = v ? 1 : 0);
+  }
+  followFramework = [];
   writeHash('fw');
 }
 // A MoE model's load: the busiest EP rank's routed tokens over the mean (1: balanced) and the capacity
@@ -228,7 +235,7 @@ async function update(field) {
     const following = followFramework;
     const plan = await post('/api/plan', buildCase());
     if (mine !== seq) return;  // a newer request is on its way
-    if (following) takeFrameworkSettings(plan);
+    if (following.length) takeFrameworkSettings(plan, following);
     $('dp').value = plan.inputs.layout.dp;
     showError('');
     render(plan);
@@ -472,7 +479,7 @@ async function start() {
   $('model').addEventListener('change', () => { for (const id of [...Object.keys(ADVANCED), ...Object.keys(MOE)]) delete state[id]; state.model = $('model').value; fillAdvanced(); clearSearch(); });
   $('cluster').addEventListener('change', () => { delete state['c-domain']; delete state['c-hbm']; state.cluster = $('cluster').value; fillAdvanced(); clearSearch(); });
   $('reset-numbers').addEventListener('click', () => { for (const k of Object.keys(state)) if (k.startsWith('m-') || k.startsWith('c-') || k.startsWith('e-')) delete state[k]; fillAdvanced(); schedule(); });
-  $('fw').addEventListener('change', () => { followFramework = true; });
+  $('fw').addEventListener('change', () => { followFramework = Object.keys(FRAMEWORK_SETTINGS); });
   $('find-best').addEventListener('click', findBest);
   $('pin').addEventListener('click', () => { pinned = current; renderCompare(); });
   for (const b of document.querySelectorAll('button.export')) b.addEventListener('click', () => showExport(b.dataset.format));

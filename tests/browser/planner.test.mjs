@@ -345,6 +345,14 @@ test('a framework brings its gradient dtype and overlaps: the controls show them
   await page.selectOption('#grad', 'bf16');
   await settle(() => /grads 17\.64 GB/.test(document.querySelector('#memory-legend').textContent));
   await want('', 'bf16', false, true);
+  // A link that names the framework and not its settings gets the framework's; one that names a
+  // setting keeps it.
+  await page.goto(base + '#model=llama3-70b&cluster=dgx-h100&gpus=64&tp=8&gbs=64&seq=8192&fw=Megatron-LM');
+  await settle(() => document.querySelector('#grad').value === 'fp32' && !document.querySelector('#dpo').checked);
+  await page.goto(base + '#model=llama3-70b&cluster=dgx-h100&gpus=64&tp=8&gbs=64&seq=8192&fw=Megatron-LM&grad=bf16');
+  await settle(() => /grads 17\.64 GB/.test(document.querySelector('#memory-legend').textContent) &&
+    !document.querySelector('#dpo').checked);
+  assert.equal(await page.inputValue('#grad'), 'bf16');
 });
 
 test('TP overlap is a control: the finding about exposed TP traffic names it, and ticking it hides most of it', async () => {
