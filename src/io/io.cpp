@@ -499,23 +499,24 @@ void note_unstated_batch(Case& c, const json& layout) {
     if (!stated("micro_batch"))
         c.unstated.push_back(fmt::format("layout.micro_batch: not stated; planned at {} sequence a micro-batch", l.micro_batch));
     if (stated("global_batch")) return;
-    const int64_t per = l.micro_batch * l.dp;  // the step's sequences come in whole micro-batches a DP rank
+    // The step's sequences come in whole micro-batches a DP rank. In double: neither degree is checked yet
+    // (check_layout refuses what is out of range, with its field).
+    const double per = double(l.micro_batch) * double(l.dp);
     const Measured& m = c.measured;
-    if (per > 0 && l.seq_len > 0 && m.tokens_per_s_per_gpu && m.step_time_s && *m.tokens_per_s_per_gpu > 0 &&
-        *m.step_time_s > 0) {
+    if (l.micro_batch > 0 && l.dp > 0 && per <= 1e12 && l.seq_len > 0 && m.tokens_per_s_per_gpu && m.step_time_s &&
+        *m.tokens_per_s_per_gpu > 0 && *m.step_time_s > 0) {
         // tokens/s per GPU × GPUs × step time = the step's tokens: the batch the source's own two figures
         // imply, kept where it is whole micro-batches a DP rank to within 2 % (the figures' rounding).
         const double sequences = *m.tokens_per_s_per_gpu * double(c.cluster.gpus) * *m.step_time_s / double(l.seq_len);
-        const double steps = std::max(1.0, std::round(sequences / double(per)));
-        if (std::fabs(steps * double(per) - sequences) <= 0.02 * sequences && steps <= 1e9) {
-            l.global_batch = static_cast<int64_t>(steps) * per;
+        const double steps = std::max(1.0, std::round(sequences / per));
+        if (std::fabs(steps * per - sequences) <= 0.02 * sequences && steps * per <= 1e15) {
+            l.global_batch = static_cast<int64_t>(steps * per);
             c.unstated.push_back(fmt::format("layout.global_batch: not stated; {} sequences, from the measured "
                                              "tokens/s per GPU × GPUs × step time", l.global_batch));
             return;
         }
     }
-    c.unstated.push_back(fmt::format("layout.global_batch: not stated; planned as one micro-batch a DP rank ({})",
-                                     global_batch(l)));
+    c.unstated.push_back(fmt::format("layout.global_batch: not stated; planned as one micro-batch a DP rank ({:.0f})", per));
 }
 }  // namespace
 
