@@ -166,6 +166,43 @@ TEST(Search, NothingFitsIsAnAnswer) {
 // GPT-3 175B on 4096 A100 (issue 14): with a shortlist of `top`, the closed forms alone put
 // TP8·CP2·PP2·VPP12 (3 micro-batches, an 18 % simulated bubble) first at 133.5 tokens/s/GPU, while
 // `--top 50` found faster layouts. The jobs are the benchmark's (bench/search_bench.cpp) and that one.
+// Two rank orders that put every group on the same tier plan exactly alike: one answer, the other order
+// named with it, so the list holds distinct layouts. Llama 3 70B on 64 H100 at 8k: TP2·CP2 with CP inside
+// TP or outside keeps both in the 8-GPU server.
+TEST(Search, RankOrdersThatPlanAlikeAreOneAnswer) {
+    Problem s = llama70b_on_64();
+    s.base.global_batch = 512;
+    s.base.seq_len = 8192;
+    const SearchResult r = search(s.model, s.cluster, s.base, SearchSpace{}, {.top = 5});
+    ASSERT_EQ(r.best.size(), 5u);
+    ASSERT_EQ(r.same_orders.size(), r.best.size());
+    size_t folded = 0;
+    for (size_t i = 0; i < r.best.size(); ++i) {
+        for (size_t k = 0; k < i; ++k) {
+            Layout a = r.best[i].layout;
+            a.order = r.best[k].layout.order;
+            const bool twins = to_string(a) == to_string(r.best[k].layout) && a.micro_batch == r.best[k].layout.micro_batch &&
+                               a.zero == r.best[k].layout.zero && a.recompute == r.best[k].layout.recompute &&
+                               a.sequence_parallel == r.best[k].layout.sequence_parallel &&
+                               r.best[i].throughput.tokens_per_s_per_gpu == r.best[k].throughput.tokens_per_s_per_gpu;
+            EXPECT_FALSE(twins) << i << " repeats " << k;
+        }
+        for (const std::string& o : r.same_orders[i]) {
+            EXPECT_NE(o, order_string(r.best[i].layout));
+            // Planned under that order, the answer's layout gives the same numbers.
+            Layout twin = r.best[i].layout;
+            twin.order = *parse_order(o);
+            const Plan p = evaluate(s.model, s.cluster, twin);
+            EXPECT_EQ(p.throughput.tokens_per_s_per_gpu, r.best[i].throughput.tokens_per_s_per_gpu) << o;
+            EXPECT_EQ(p.memory.total_bytes(), r.best[i].memory.total_bytes()) << o;
+            ++folded;
+        }
+    }
+    EXPECT_GT(folded, 0u);
+    EXPECT_EQ(r.same_orders[0], std::vector<std::string>{"cp-tp-ep-dp-pp"});
+    EXPECT_EQ(search_to_json(r, false)["best"][0]["same_orders"], nlohmann::json::array({"cp-tp-ep-dp-pp"}));
+}
+
 TEST(Search, TheFirstAnswerIsTheBestOfTheSimulatedShortlist) {
     struct Job { const char* model; const char* cluster; int64_t gpus, gbs, seq; Precision precision; };
     for (const Job& j : {Job{"gpt3-175b", "dgx-a100", 4096, 1536, 2048, Precision::bf16},

@@ -89,8 +89,11 @@ async function findBest() {
   $('search-summary').textContent = 'Searching…';
   $('search-results').replaceChildren();
   const c = buildCase();
-  c.layout = { global_batch: state.gbs, seq_len: state.seq, precision: state.precision, grad_dtype: state.grad,
-               moe_dispatcher: state.disp, ...moeLoad() };
+  // What is not searched comes from the controls, the framework and its settings as the plan has them.
+  const { framework, grad_dtype, tp_comm_overlap, dp_comm_overlap, ep_comm_overlap } = c.layout;
+  c.layout = { global_batch: state.gbs, seq_len: state.seq, precision: state.precision, moe_dispatcher: state.disp,
+               ...moeLoad(), ...Object.fromEntries(Object.entries({ framework, grad_dtype, tp_comm_overlap, dp_comm_overlap,
+                                                                      ep_comm_overlap }).filter(([, v]) => v !== undefined)) };
   // The search options: pins from the current layout, the no-crossing rule, the Pareto front.
   const pins = {};
   if ($('pin-tp').checked) pins.tp = state.tp;
@@ -106,7 +109,8 @@ async function findBest() {
       const b = el('button', { type: 'button', class: 'load', 'data-rank': i + 1,
                                'aria-label': `Load layout ${i + 1}: ${p.layout_string}` }, 'Load');
       b.addEventListener('click', () => loadLayout(p.inputs.layout));
-      li.append(b, `${p.layout_string} · mb ${p.inputs.layout.micro_batch} · ZeRO-${p.inputs.layout.zero} · ${p.inputs.layout.recompute} · ${p.inputs.layout.schedule} · order ${p.inputs.layout.order} — ${Math.round(p.throughput.tokens_per_s_per_gpu).toLocaleString('en-US')} tokens/s/GPU, MFU ${(100 * p.throughput.mfu).toFixed(1)} %, ${fmtBytes(p.memory.total_bytes)}`);
+      const same = p.same_orders?.length ? ` (or ${p.same_orders.join(', ')}: the same plan)` : '';
+      li.append(b, `${p.layout_string} · mb ${p.inputs.layout.micro_batch} · ZeRO-${p.inputs.layout.zero} · ${p.inputs.layout.recompute} · ${p.inputs.layout.schedule} · order ${p.inputs.layout.order}${same} — ${Math.round(p.throughput.tokens_per_s_per_gpu).toLocaleString('en-US')} tokens/s/GPU, MFU ${(100 * p.throughput.mfu).toFixed(1)} %, ${fmtBytes(p.memory.total_bytes)}`);
       return li;
     }));
     if (!r.best.length) $('search-summary').textContent += ' No layout fits.';
@@ -194,7 +198,7 @@ function loadLayout(l) {
                          imb: l.moe_imbalance ?? 1, cap: l.moe_capacity_factor ?? 0,
                          schedule: l.schedule, grad: l.grad_dtype, order: l.order,
                          rmethod: l.recompute_method ?? 'uniform', rlayers: l.recompute_layers ?? 1,
-                         fw: ['torchtitan', 'nanotron'].includes(l.framework) ? l.framework : '' });
+                         fw: [...$('fw').options].some((o) => o.value === l.framework) ? l.framework : '' });
   toControls();
   update();
 }

@@ -129,6 +129,9 @@ std::optional<std::string> tp_overlap_refusal(const Layout& l);
 /// Why ep_comm_overlap asked for cannot run (Megatron refuses it): pp > 1 without the interleaved
 /// schedule. nullopt when it can, or when it is off.
 std::optional<std::string> ep_overlap_refusal(const Layout& l);
+/// Turns off an overlap the layout cannot run (a framework's default, or one the search's variant of a
+/// layout no longer allows), so the layout says what runs and can be sent back as it stands.
+void clear_unrunnable_overlaps(Layout& l);
 /// Whether selective recomputation replays `module` (recompute selective; no modules named = core_attn).
 bool recomputes(const Layout& l, RecomputeModule module);
 inline uint32_t module_bit(RecomputeModule m) { return 1u << static_cast<unsigned>(m); }

@@ -60,7 +60,10 @@ struct SearchResult {
     std::map<std::string, int64_t> rejected;  // reason → count; sums to evaluated − feasible
     double shortest_miss_bytes = 0;           // among layouts that do not fit: the smallest shortfall
     std::string stopped;                      // empty, or why the search ended early ("cancelled", "time budget")
-    std::vector<Plan> best;                   // fastest first
+    std::vector<Plan> best;                   // fastest first, one per answer
+    /// Per entry of `best`: the other rank orders under which its layout plans exactly as it does (every
+    /// group on the same tier either way), folded into it rather than listed as answers of their own.
+    std::vector<std::vector<std::string>> same_orders;
     std::vector<Plan> pareto;                 // memory ascending, throughput ascending (only when asked)
 };
 

@@ -173,6 +173,7 @@ def _flat(rank, p):
     row["step_s"] = p["time"]["step_s"]
     row["memory_bytes"] = p["memory"]["total_bytes"]
     row["fits"] = p["memory"]["fits"]
+    row["same_orders"] = p.get("same_orders", [])  # rank orders that plan exactly as this one (one answer)
     return row
 
 

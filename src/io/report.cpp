@@ -262,7 +262,12 @@ nlohmann::json search_to_json(const SearchResult& r, bool pareto) {
     nlohmann::json j = {{"evaluated", r.evaluated}, {"feasible", r.feasible}, {"elapsed_s", r.elapsed_s},
                         {"rejected", r.rejected}, {"shortest_miss_bytes", r.shortest_miss_bytes},
                         {"best", nlohmann::json::array()}};
-    for (const Plan& p : r.best) j["best"].push_back(plan_to_json(p));
+    for (size_t i = 0; i < r.best.size(); ++i) {
+        nlohmann::json b = plan_to_json(r.best[i]);
+        // The rank orders folded into this answer: they plan exactly as it does.
+        b["same_orders"] = i < r.same_orders.size() ? nlohmann::json(r.same_orders[i]) : nlohmann::json::array();
+        j["best"].push_back(std::move(b));
+    }
     if (pareto) {
         j["pareto"] = nlohmann::json::array();
         for (const Plan& p : r.pareto) j["pareto"].push_back(plan_to_json(p));

@@ -225,8 +225,7 @@ Case apply_overrides(Case c, const Overrides& o, Naming n) {
     }
     // An overlap the flags did not ask for that the layout as it now stands cannot run (a framework's
     // default, or the case's before --sequence-parallel off or --vpp 1) is off, as layout_from_json has it.
-    if (tp_overlap_refusal(l)) l.tp_comm_overlap = false;
-    if (ep_overlap_refusal(l)) l.ep_comm_overlap = false;
+    clear_unrunnable_overlaps(l);
     return c;
 }
 

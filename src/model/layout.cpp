@@ -238,6 +238,11 @@ std::optional<std::string> ep_overlap_refusal(const Layout& l) {
                        "--overlap-moe-expert-parallel-comm pairs micro-batches across virtual stages");
 }
 
+void clear_unrunnable_overlaps(Layout& l) {
+    if (tp_overlap_refusal(l)) l.tp_comm_overlap = false;
+    if (ep_overlap_refusal(l)) l.ep_comm_overlap = false;
+}
+
 uint32_t op_level_selective_modules() {
     return module_bit(RecomputeModule::layernorm) | module_bit(RecomputeModule::mlp_act) |
            module_bit(RecomputeModule::moe_act) | module_bit(RecomputeModule::every_second_gemm);

@@ -5,7 +5,9 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <map>
 #include <thread>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -53,6 +55,14 @@ int64_t rank_of(Schedule s) { return static_cast<int64_t>(s); }
 std::array<int64_t, 13> key(const Layout& l) {
     return {l.tp, l.cp, l.pp, l.dp, l.ep, l.etp, l.vpp, l.micro_batch, l.zero, static_cast<int64_t>(l.recompute),
             l.sequence_parallel ? 1 : 0, rank_of(l.schedule), static_cast<int64_t>(l.order[0]) * 10 + static_cast<int64_t>(l.order[3])};
+}
+
+// The key but the rank order: layouts of one such key that plan exactly alike are one answer.
+std::array<int64_t, 12> key_but_order(const Layout& l) {
+    const std::array<int64_t, 13> k = key(l);
+    std::array<int64_t, 12> out{};
+    std::copy_n(k.begin(), out.size(), out.begin());
+    return out;
 }
 
 // Faster first; then less memory; then the smaller layout tuple, so the order is total.
@@ -294,8 +304,13 @@ void retime(const ModelSpec& m, const ClusterSpec& c, const std::vector<Scored>&
     std::vector<Plan> plans(last - first);
     const size_t n = std::min(plans.size(), static_cast<size_t>(std::max(1, threads)));
     auto worker = [&](size_t from) {
-        for (size_t i = from; i < plans.size(); i += n)
-            plans[i] = evaluate(m, c, kept[first + i].layout, EvalOptions{.memo = &memo});
+        for (size_t i = from; i < plans.size(); i += n) {
+            // The answer's layout says what runs: the base's overlaps where this variant (SP off, PP
+            // without interleaving) cannot run them are off, as the API would have them (timing unchanged).
+            Layout l = kept[first + i].layout;
+            clear_unrunnable_overlaps(l);
+            plans[i] = evaluate(m, c, l, EvalOptions{.memo = &memo});
+        }
     };
     std::vector<std::thread> pool;
     for (size_t t = 1; t < n; ++t) pool.emplace_back(worker, t);
@@ -317,24 +332,58 @@ std::vector<std::pair<Scored, Plan>> retimed(const ModelSpec& m, const ClusterSp
     return out;
 }
 
-/// The `top` best of the kept pool as re-timed, best first. The simulation is the costly part, so the
-/// pool is re-timed by falling ceiling, `threads` layouts at a time, and stops once the next ceiling
-/// is below the top-th re-timed throughput: what is left could not enter. The same `top` as re-timing
-/// the whole pool.
-std::vector<std::pair<Scored, Plan>> best_retimed(const ModelSpec& m, const ClusterSpec& c, std::vector<Scored> kept,
-                                                  size_t top, int threads) {
+/// Of `out`, sorted by better(): the entries that stand for themselves, in order. One that differs from
+/// an earlier one only in its rank order and plans exactly as it does (the same throughput and memory:
+/// every group lands on the same tier either way) is that one's twin, not another answer.
+std::vector<size_t> distinct_answers(const std::vector<std::pair<Scored, Plan>>& out) {
+    std::map<std::tuple<std::array<int64_t, 12>, double, double>, size_t> seen;
+    std::vector<size_t> reps;
+    for (size_t i = 0; i < out.size(); ++i) {
+        const Scored& s = out[i].first;
+        if (seen.emplace(std::make_tuple(key_but_order(s.layout), s.tokens_per_s_per_gpu, s.memory_bytes), i).second)
+            reps.push_back(i);
+    }
+    return reps;
+}
+
+struct Answers {
+    std::vector<std::pair<Scored, Plan>> best;         // distinct, best first
+    std::vector<std::vector<std::string>> same_orders;  // per answer: its twins' rank orders
+};
+
+/// The `top` best distinct answers of the kept pool as re-timed, best first. The simulation is the
+/// costly part, so the pool is re-timed by falling ceiling, `threads` layouts at a time, and stops once
+/// the next ceiling is below the top-th answer's re-timed throughput: what is left could not enter. The
+/// same answers as re-timing the whole pool.
+Answers best_retimed(const ModelSpec& m, const ClusterSpec& c, std::vector<Scored> kept, size_t top, int threads) {
     std::stable_sort(kept.begin(), kept.end(), [](const Scored& a, const Scored& b) { return a.ceiling > b.ceiling; });
     std::vector<std::pair<Scored, Plan>> out;
+    std::vector<size_t> reps;
     PipelineMemo memo;
     const size_t step = static_cast<size_t>(std::max(1, threads));
     auto by_rank = [](const auto& a, const auto& b) { return better(a.first, b.first); };
     for (size_t i = 0; i < kept.size(); i += step) {
-        if (out.size() >= top && kept[i].ceiling < out[top - 1].first.tokens_per_s_per_gpu) break;
+        if (reps.size() >= top && kept[i].ceiling < out[reps[top - 1]].first.tokens_per_s_per_gpu) break;
         retime(m, c, kept, i, std::min(kept.size(), i + step), threads, memo, out);
         std::stable_sort(out.begin(), out.end(), by_rank);
+        reps = distinct_answers(out);
     }
-    if (out.size() > top) out.resize(top);
-    return out;
+    if (reps.size() > top) reps.resize(top);
+    Answers a;
+    std::map<std::tuple<std::array<int64_t, 12>, double, double>, size_t> answer_of;
+    for (size_t r : reps) {
+        const Scored& s = out[r].first;
+        answer_of[std::make_tuple(key_but_order(s.layout), s.tokens_per_s_per_gpu, s.memory_bytes)] = a.same_orders.size();
+        a.same_orders.emplace_back();
+    }
+    for (size_t i = 0; i < out.size(); ++i) {
+        const Scored& s = out[i].first;
+        const auto it = answer_of.find(std::make_tuple(key_but_order(s.layout), s.tokens_per_s_per_gpu, s.memory_bytes));
+        if (it != answer_of.end() && !std::binary_search(reps.begin(), reps.end(), i))
+            a.same_orders[it->second].push_back(order_string(s.layout));
+    }
+    for (size_t r : reps) a.best.push_back(std::move(out[r]));
+    return a;
 }
 
 /// The Pareto front of the re-timed plans, memory ascending.
@@ -394,7 +443,9 @@ SearchResult search(const ModelSpec& m, const ClusterSpec& c, const Layout& base
         if (p.shortest_miss >= 0 && (miss < 0 || p.shortest_miss < miss)) miss = p.shortest_miss;
     }
     r.shortest_miss_bytes = std::max(0.0, miss);
-    for (auto& [s, p] : best_retimed(m, c, std::move(kept), top, threads)) r.best.push_back(std::move(p));
+    Answers answers = best_retimed(m, c, std::move(kept), top, threads);
+    for (auto& [s, p] : answers.best) r.best.push_back(std::move(p));
+    r.same_orders = std::move(answers.same_orders);
     if (opt.pareto) r.pareto = pareto_front(retimed(m, c, front, threads));
     r.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return r;

@@ -355,6 +355,24 @@ test('a framework brings its gradient dtype and overlaps: the controls show them
   assert.equal(await page.inputValue('#grad'), 'bf16');
 });
 
+test('the search plans with the chosen framework, and a loaded result keeps it', async () => {
+  await page.goto(base + '#model=llama3-8b&cluster=dgx-h100&gpus=16&tp=1&gbs=64&seq=4096');
+  await ready();
+  await page.selectOption('#fw', 'Megatron-LM');
+  await settle(() => document.querySelector('#grad').value === 'fp32');
+  const [request] = await Promise.all([page.waitForRequest((r) => r.url().endsWith('/api/search')), page.click('#find-best')]);
+  const sent = JSON.parse(request.postData()).layout;
+  assert.equal(sent.framework, 'Megatron-LM');
+  assert.equal(sent.grad_dtype, 'fp32');
+  assert.equal(sent.dp_comm_overlap, false);
+  await page.waitForSelector('#search-results li button.load', { timeout: 20000 });
+  await page.click('#search-results li:first-child button.load');
+  await settle(() => document.querySelector('#fw').value === 'Megatron-LM' && /fw=Megatron-LM/.test(location.hash));
+  assert.equal(await page.inputValue('#grad'), 'fp32');
+  await page.selectOption('#fw', '');
+  await settle(() => document.querySelector('#grad').value === 'bf16');
+});
+
 test('TP overlap is a control: the finding about exposed TP traffic names it, and ticking it hides most of it', async () => {
   // Llama 3 70B, TP8 on 64 H100 with SP: off (Megatron's default), TP's traffic is exposed in full and a
   // finding says so; on, about 1/8 of it stays exposed, and the setting travels in the URL.
