@@ -173,7 +173,8 @@ def _flat(rank, p):
     row["step_s"] = p["time"]["step_s"]
     row["memory_bytes"] = p["memory"]["total_bytes"]
     row["fits"] = p["memory"]["fits"]
-    row["same_orders"] = p.get("same_orders", [])  # rank orders that plan exactly as this one (one answer)
+    # Rank orders that plan exactly as this one (one answer), joined so the row stays flat: "" for none.
+    row["same_orders"] = ", ".join(p.get("same_orders", []))
     return row
 
 

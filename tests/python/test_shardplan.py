@@ -65,6 +65,7 @@ def test_search_rows_are_flat_and_ranked():
     speeds = [r["tokens_per_s_per_gpu"] for r in rows]
     assert speeds == sorted(speeds, reverse=True)
     assert all(not isinstance(v, (dict, list)) for r in rows for v in r.values())
+    assert all(isinstance(r["same_orders"], str) for r in rows)
     assert rows.raw["evaluated"] > 0
     pinned = shardplan.search(model="llama3-8b", cluster="dgx-h100", gpus=64, global_batch=512, seq_len=8192, top=3,
                               pins={"tp": 8})
