@@ -183,12 +183,10 @@ Run setup_search(CLI::App& cmd) {
                                  "#", "layout", "mb", "zero", "recompute", "sp", "schedule", "order", "tokens/s/GPU", "MFU",
                                  "memory");
         for (size_t i = 0; i < r.best.size(); ++i) std::cout << row(static_cast<int>(i + 1), r.best[i]);
-        for (size_t i = 0; i < r.same_orders.size(); ++i) {
-            if (r.same_orders[i].empty()) continue;
-            std::string orders;
-            for (const std::string& s : r.same_orders[i]) orders += (orders.empty() ? "" : ", ") + s;
-            std::cout << fmt::format("  #{} plans the same under rank order {} (every group on the same tier)\n", i + 1, orders);
-        }
+        for (size_t i = 0; i < r.same_orders.size(); ++i)
+            if (!r.same_orders[i].empty())
+                std::cout << fmt::format("  #{} plans the same under rank order {} (every group on the same tier)\n", i + 1,
+                                         fmt::join(r.same_orders[i], ", "));
         if (o->pareto) {
             std::cout << "\nPareto front (memory ↑, throughput ↑)\n";
             for (size_t i = 0; i < r.pareto.size(); ++i) std::cout << row(static_cast<int>(i + 1), r.pareto[i]);

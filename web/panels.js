@@ -90,10 +90,10 @@ async function findBest() {
   $('search-results').replaceChildren();
   const c = buildCase();
   // What is not searched comes from the controls, the framework and its settings as the plan has them.
-  const { framework, grad_dtype, tp_comm_overlap, dp_comm_overlap, ep_comm_overlap } = c.layout;
+  const plan = c.layout;
   c.layout = { global_batch: state.gbs, seq_len: state.seq, precision: state.precision, moe_dispatcher: state.disp,
-               ...moeLoad(), ...Object.fromEntries(Object.entries({ framework, grad_dtype, tp_comm_overlap, dp_comm_overlap,
-                                                                      ep_comm_overlap }).filter(([, v]) => v !== undefined)) };
+               ...moeLoad() };
+  for (const k of ['framework', ...Object.values(FRAMEWORK_SETTINGS)]) if (k in plan) c.layout[k] = plan[k];
   // The search options: pins from the current layout, the no-crossing rule, the Pareto front.
   const pins = {};
   if ($('pin-tp').checked) pins.tp = state.tp;

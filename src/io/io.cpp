@@ -421,19 +421,18 @@ Layout layout_from_json(const json& j, const std::string& path, const std::strin
     l.tp_recompute_allgather = r.boolean("tp_recompute_allgather", true);
     // TP overlap chunks the sequence-parallel collectives: it takes effect with them, and asking for it
     // without them is refused (as Megatron refuses --tp-comm-overlap without --sequence-parallel).
-    // A framework's default where it cannot run is off, as NeMo's callback turns TP overlap off without
-    // sequence parallelism: the layout then says what runs.
     l.tp_comm_overlap = r.boolean("tp_comm_overlap", fw.tp_comm_overlap);
-    if (const auto why = tp_overlap_refusal(l)) {
-        if (r.has("tp_comm_overlap")) throw ConfigError(r.at("tp_comm_overlap"), *why);
-        l.tp_comm_overlap = false;
+    if (r.has("tp_comm_overlap")) {
+        if (const auto why = tp_overlap_refusal(l)) throw ConfigError(r.at("tp_comm_overlap"), *why);
     }
     l.schedule = r.choice<Schedule>("schedule", l.vpp > 1 ? Schedule::interleaved : Schedule::one_f_one_b);
     l.ep_comm_overlap = r.boolean("ep_comm_overlap", fw.ep_comm_overlap);
-    if (const auto why = ep_overlap_refusal(l)) {
-        if (r.has("ep_comm_overlap")) throw ConfigError(r.at("ep_comm_overlap"), *why);
-        l.ep_comm_overlap = false;
+    if (r.has("ep_comm_overlap")) {
+        if (const auto why = ep_overlap_refusal(l)) throw ConfigError(r.at("ep_comm_overlap"), *why);
     }
+    // A framework's default where it cannot run is off, as NeMo's callback turns TP overlap off without
+    // sequence parallelism: the layout then says what runs.
+    clear_unrunnable_overlaps(l);
     l.dp_comm_overlap = r.boolean("dp_comm_overlap", fw.dp_comm_overlap);
     l.grad_dtype = r.choice<GradDtype>("grad_dtype", fw.grad_dtype);
     l.moe_dispatcher = r.choice<Dispatcher>("moe_dispatcher", fw.moe_dispatcher);
@@ -494,11 +493,11 @@ namespace {
 // a case that leaves them null is planned with the layout's defaults or, for the global batch, what its
 // own measurements imply, and says which (Case::unstated).
 void note_unstated_batch(Case& c, const json& layout) {
-    auto stated = [&](const char* k) { return layout.contains(k) && !layout.at(k).is_null(); };
+    const Reader stated(layout, "layout");  // read already: an object
     Layout& l = c.layout;
-    if (!stated("micro_batch"))
+    if (!stated.has("micro_batch"))
         c.unstated.push_back(fmt::format("layout.micro_batch: not stated; planned at {} sequence a micro-batch", l.micro_batch));
-    if (stated("global_batch")) return;
+    if (stated.has("global_batch")) return;
     // The step's sequences come in whole micro-batches a DP rank. In double: neither degree is checked yet
     // (check_layout refuses what is out of range, with its field).
     const double per = double(l.micro_batch) * double(l.dp);

@@ -332,18 +332,18 @@ std::vector<std::pair<Scored, Plan>> retimed(const ModelSpec& m, const ClusterSp
     return out;
 }
 
-/// Of `out`, sorted by better(): the entries that stand for themselves, in order. One that differs from
-/// an earlier one only in its rank order and plans exactly as it does (the same throughput and memory:
-/// every group lands on the same tier either way) is that one's twin, not another answer.
-std::vector<size_t> distinct_answers(const std::vector<std::pair<Scored, Plan>>& out) {
-    std::map<std::tuple<std::array<int64_t, 12>, double, double>, size_t> seen;
-    std::vector<size_t> reps;
-    for (size_t i = 0; i < out.size(); ++i) {
-        const Scored& s = out[i].first;
-        if (seen.emplace(std::make_tuple(key_but_order(s.layout), s.tokens_per_s_per_gpu, s.memory_bytes), i).second)
-            reps.push_back(i);
-    }
-    return reps;
+// What two twins share: the layout but its rank order, and the throughput and memory it planned to.
+using TwinKey = std::tuple<std::array<int64_t, 12>, double, double>;
+TwinKey twin_key(const Scored& s) { return {key_but_order(s.layout), s.tokens_per_s_per_gpu, s.memory_bytes}; }
+
+/// For each entry of `out`, sorted by better(), the index of the answer it belongs to: its own, or that of
+/// the earlier entry it differs from only in its rank order while planning exactly as it does (the same
+/// throughput and memory: every group lands on the same tier either way), whose twin it is.
+std::vector<size_t> answer_of(const std::vector<std::pair<Scored, Plan>>& out) {
+    std::map<TwinKey, size_t> first;
+    std::vector<size_t> of(out.size());
+    for (size_t i = 0; i < out.size(); ++i) of[i] = first.emplace(twin_key(out[i].first), i).first->second;
+    return of;
 }
 
 struct Answers {
@@ -358,7 +358,7 @@ struct Answers {
 Answers best_retimed(const ModelSpec& m, const ClusterSpec& c, std::vector<Scored> kept, size_t top, int threads) {
     std::stable_sort(kept.begin(), kept.end(), [](const Scored& a, const Scored& b) { return a.ceiling > b.ceiling; });
     std::vector<std::pair<Scored, Plan>> out;
-    std::vector<size_t> reps;
+    std::vector<size_t> of, reps;  // each entry's answer; the answers' entries, best first
     PipelineMemo memo;
     const size_t step = static_cast<size_t>(std::max(1, threads));
     auto by_rank = [](const auto& a, const auto& b) { return better(a.first, b.first); };
@@ -366,21 +366,18 @@ Answers best_retimed(const ModelSpec& m, const ClusterSpec& c, std::vector<Score
         if (reps.size() >= top && kept[i].ceiling < out[reps[top - 1]].first.tokens_per_s_per_gpu) break;
         retime(m, c, kept, i, std::min(kept.size(), i + step), threads, memo, out);
         std::stable_sort(out.begin(), out.end(), by_rank);
-        reps = distinct_answers(out);
+        of = answer_of(out);
+        reps.clear();
+        for (size_t k = 0; k < of.size(); ++k)
+            if (of[k] == k) reps.push_back(k);
     }
     if (reps.size() > top) reps.resize(top);
     Answers a;
-    std::map<std::tuple<std::array<int64_t, 12>, double, double>, size_t> answer_of;
-    for (size_t r : reps) {
-        const Scored& s = out[r].first;
-        answer_of[std::make_tuple(key_but_order(s.layout), s.tokens_per_s_per_gpu, s.memory_bytes)] = a.same_orders.size();
-        a.same_orders.emplace_back();
-    }
+    a.same_orders.resize(reps.size());
     for (size_t i = 0; i < out.size(); ++i) {
-        const Scored& s = out[i].first;
-        const auto it = answer_of.find(std::make_tuple(key_but_order(s.layout), s.tokens_per_s_per_gpu, s.memory_bytes));
-        if (it != answer_of.end() && !std::binary_search(reps.begin(), reps.end(), i))
-            a.same_orders[it->second].push_back(order_string(s.layout));
+        if (of[i] == i) continue;
+        const auto at = std::lower_bound(reps.begin(), reps.end(), of[i]);  // its answer's place, if kept
+        if (at != reps.end() && *at == of[i]) a.same_orders[at - reps.begin()].push_back(order_string(out[i].first.layout));
     }
     for (size_t r : reps) a.best.push_back(std::move(out[r]));
     return a;
