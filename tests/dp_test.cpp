@@ -90,3 +90,51 @@ TEST(Dp, ZeroTwoReduceScattersEveryMicroBatch) {
     EXPECT_DOUBLE_EQ(find(z2_one, Axis::dp)->bytes_per_step, find(z1_one, Axis::dp)->bytes_per_step);
     EXPECT_STREQ(find(z2_one, Axis::dp)->collective, "reduce-scatter + all-gather");
 }
+
+// Tied embeddings under PP: the first stage's input embedding and the last stage's output layer are one
+// matrix held on two ranks, so after the backward their gradients are all-reduced between the two
+// (Megatron-LM's _allreduce_word_embedding_grads), exposed. GPT-3 175B (tied, V 50,257, h 12,288) on
+// 1,024 A100s at TP 8 · PP 8 · DP 16: a vocab-parallel shard of ⌈50,257/8⌉ = 6,283 rows, in bf16
+// gradients S = 2 · 6,283 · 12,288 = 154,411,008 B; an all-reduce of two ranks puts 2·(2 − 1)/2 · S = S
+// on the wire, once a step. PP's stride is 128 ranks here, so the end stages sit on different servers.
+// The same model untied plans the same but for that term; fp32 gradients double it; PP 1 and DualPipe
+// (whose end ranks each hold both ends) have none.
+TEST(Dp, TiedEmbeddingGradientsAreAllReducedBetweenTheEndStages) {
+    const ModelSpec tied = preset_model("gpt3-175b");
+    ASSERT_TRUE(tied.tied_embeddings);
+    ModelSpec untied = tied;
+    untied.tied_embeddings = false;
+    ClusterSpec c = preset_cluster("dgx-a100");
+    c.gpus = 1024;
+    Layout l = layout(8, 8, 16, 1536, 2048);
+    auto tied_term = [](const Plan& p) -> const CommTerm* {
+        for (const CommTerm& t : p.comm)
+            if (t.axis == Axis::pp && t.gradient_sync) return &t;
+        return nullptr;
+    };
+    const Plan a = evaluate(tied, c, l), b = evaluate(untied, c, l);
+    const CommTerm* t = tied_term(a);
+    ASSERT_NE(t, nullptr);
+    EXPECT_EQ(tied_term(b), nullptr);
+    EXPECT_STREQ(t->collective, "all-reduce (tied embedding)");
+    EXPECT_EQ(t->group_size, 2);
+    EXPECT_EQ(t->calls_per_step, 1);
+    EXPECT_DOUBLE_EQ(t->bytes_per_step, 154411008.0);
+    EXPECT_EQ(t->tier, Tier::scale_out);
+    EXPECT_GT(t->time_s, 154411008.0 / c.gpu.scale_out_Bps);  // at most the NIC's line rate
+    EXPECT_DOUBLE_EQ(t->exposed_s, t->time_s);
+    EXPECT_NEAR(a.time.step_s - b.time.step_s, t->time_s, 1e-9 * a.time.step_s);
+    // PP's sends stay the first PP term, whose per-call size the trace reads.
+    ASSERT_NE(find(a, Axis::pp), nullptr);
+    EXPECT_STREQ(find(a, Axis::pp)->collective, "send/recv");
+    l.grad_dtype = GradDtype::fp32;
+    EXPECT_DOUBLE_EQ(tied_term(evaluate(tied, c, l))->bytes_per_step, 2 * 154411008.0);
+    Layout flat = layout(8, 1, 128, 1536, 2048);
+    flat.recompute = Recompute::full;
+    EXPECT_EQ(tied_term(evaluate(tied, c, flat)), nullptr);
+    l.schedule = Schedule::dualpipe;
+    l.grad_dtype = GradDtype::bf16;
+    const Plan dual = evaluate(tied, c, l);
+    ASSERT_FALSE(dual.rejection);
+    EXPECT_EQ(tied_term(dual), nullptr);
+}

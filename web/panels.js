@@ -19,11 +19,12 @@ function compareRows(a, b) {
                             ['optimizer_bytes', 'optimizer state'], ['activations_bytes', 'activations'],
                             ['other_bytes', 'buffers']])
     rows.push([label, a.memory[k], b.memory[k], 'bytes']);
+  // An axis can carry more than one term (PP's sends and a tied embedding's all-reduce): summed.
   const axes = [...new Set([...a.comm, ...b.comm].map((c) => c.axis))];
+  const total = (p, axis, k) => p.comm.filter((c) => c.axis === axis).reduce((s, c) => s + c[k], 0);
   for (const axis of axes) {
-    const ca = a.comm.find((c) => c.axis === axis), cb = b.comm.find((c) => c.axis === axis);
-    rows.push([`${axis.toUpperCase()} traffic`, ca ? ca.bytes_per_step : 0, cb ? cb.bytes_per_step : 0, 'bytes']);
-    rows.push([`${axis.toUpperCase()} exposed`, ca ? ca.exposed_s : 0, cb ? cb.exposed_s : 0, 'time']);
+    rows.push([`${axis.toUpperCase()} traffic`, total(a, axis, 'bytes_per_step'), total(b, axis, 'bytes_per_step'), 'bytes']);
+    rows.push([`${axis.toUpperCase()} exposed`, total(a, axis, 'exposed_s'), total(b, axis, 'exposed_s'), 'time']);
   }
   return rows;
 }

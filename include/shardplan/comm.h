@@ -50,6 +50,15 @@ double expert_parts_hit(int64_t experts, int64_t top_k, double parts);
 Traffic ep_traffic(const ModelSpec& m, const Layout& l, const GroupPlacement& g, const Fabric& f);
 /// PP: one boundary activation (÷ tp with SP) per micro-batch, forward and backward.
 Traffic pp_traffic(const ModelSpec& m, const Layout& l, const GroupPlacement& g, const Fabric& f);
+/// PP with tied embeddings: the first stage's input embedding and the last stage's output layer are one
+/// matrix held twice, so after the backward the two copies' gradients, V/tp × h in the gradient dtype,
+/// are all-reduced between those two ranks (Megatron-LM's `_allreduce_word_embedding_grads` in
+/// finalize_model_grads.py, DeepSpeed's pipeline engine `_exec_reduce_tied_grads`, nanotron's
+/// `sync_tied_weights_gradients`). `pp` is the placed PP group: the pair is its first and last member,
+/// in different scale-up domains whenever the group spans more than one.
+Traffic tied_embedding_traffic(const ModelSpec& m, const Layout& l, const GroupPlacement& pp, const Fabric& f);
+/// The placement of that pair: two members, the PP group's ends.
+GroupPlacement end_stages(const GroupPlacement& pp, int64_t pp_degree);
 /// DP: gradient reduction of `grad_bytes` (all-reduce for ZeRO-0, reduce-scatter for ZeRO ≥ 1).
 Traffic dp_reduce_traffic(double grad_bytes, int zero, const GroupPlacement& g, const Fabric& f);
 /// DP: parameter all-gather of `param_bytes` (ZeRO-1/2 once per step, ZeRO-3 per micro-batch, twice).

@@ -43,6 +43,9 @@ struct CommTerm {
     int64_t domains_spanned = 1;
     double bytes_per_flop = 0;   // bytes_per_step over the FLOPs this GPU computes per step
     const char* algorithm = "none";
+    /// Synchronises gradients after the last backward (DP and EDP reductions, the tied embedding's
+    /// all-reduce): outside the pipeline's passes.
+    bool gradient_sync = false;
 };
 
 struct StageReport {
@@ -170,8 +173,8 @@ void evaluate_into(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Pl
 double tokens_per_s_per_gpu_bound(const ModelSpec& m, const ClusterSpec& c, const Layout& l, const StepWork& work);
 
 /// What the closed forms (docs/model.md §7) predict for the simulated span of the plan's layout: the
-/// closed-form step less what happens outside the pipeline (the exposed DP reduction tail and the
-/// optimizer step). It re-evaluates the layout without the simulation.
+/// closed-form step less what happens outside the pipeline (the exposed gradient synchronisation, DP's
+/// reduction tail and a tied embedding's all-reduce, and the optimizer step). It re-evaluates the layout without the simulation.
 double closed_form_pipeline_s(const Plan& p);
 
 /// Why a layout's step cannot be drawn: the layout cannot run (check_layout), or it has more than

@@ -2,6 +2,7 @@
 #include "shardplan/comm.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "shardplan/layout.h"
 #include "shardplan/model.h"
@@ -109,6 +110,22 @@ Traffic pp_traffic(const ModelSpec& m, const Layout& l, const GroupPlacement& g,
     t.group_size = g.size;
     t.wire_bytes = S;
     return t;
+}
+
+GroupPlacement end_stages(const GroupPlacement& pp, int64_t pp_degree) {
+    GroupPlacement pair = pp;
+    pair.size = 2;
+    pair.stride = pp.stride * std::max<int64_t>(1, pp_degree - 1);
+    pair.domains_spanned = pp.crosses_domain() ? 2 : 1;
+    pair.per_domain = pp.crosses_domain() ? 1 : 2;
+    return pair;
+}
+
+Traffic tied_embedding_traffic(const ModelSpec& m, const Layout& l, const GroupPlacement& pp, const Fabric& f) {
+    const double grad_bytes = l.grad_dtype == GradDtype::fp32 ? 4.0 : 2.0;
+    const double rows = std::ceil(static_cast<double>(m.vocab) / static_cast<double>(l.tp));  // vocab-parallel
+    const double S = grad_bytes * rows * static_cast<double>(m.hidden);
+    return make(Collective::all_reduce, "all-reduce (tied embedding)", S, end_stages(pp, l.pp), f);
 }
 
 Traffic dp_reduce_traffic(double grad_bytes, int zero, const GroupPlacement& g, const Fabric& f) {

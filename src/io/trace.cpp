@@ -79,7 +79,8 @@ void write_trace(std::ostream& out, const Plan& p, const SimResult& r, const Pip
         }
     double pp_bytes = 0;
     for (const CommTerm& c : p.comm)
-        if (c.axis == Axis::pp && c.calls_per_step > 0) pp_bytes = c.bytes_per_step / static_cast<double>(c.calls_per_step);
+        if (c.axis == Axis::pp && !c.gradient_sync && c.calls_per_step > 0)
+            pp_bytes = c.bytes_per_step / static_cast<double>(c.calls_per_step);
     std::vector<double> end_of_passes(static_cast<size_t>(s.pp), 0);
     const bool dual = s.schedule == Schedule::dualpipe;
     for (const SimOp& o : r.ops) {
@@ -115,6 +116,10 @@ void write_trace(std::ostream& out, const Plan& p, const SimResult& r, const Pip
             dp_exposed += c.exposed_s;
             dp_bytes += c.bytes_per_step;
         }
+    // A tied embedding's all-reduce joins the end stages after that, before their optimizer step.
+    const CommTerm* tied = nullptr;
+    for (const CommTerm& c : p.comm)
+        if (c.axis == Axis::pp && c.gradient_sync) tied = &c;
     for (int64_t rank = 0; rank < s.pp; ++rank) {
         const double end = end_of_passes[static_cast<size_t>(rank)];
         double opt_start = end;
@@ -122,6 +127,12 @@ void write_trace(std::ostream& out, const Plan& p, const SimResult& r, const Pip
             const double start = std::max(0.0, end - (dp_time - dp_exposed));
             ev.span("dp gradient reduction", rank, kDp, start * us, dp_time * us, fmt::format(R"("bytes":{})", dp_bytes));
             opt_start = start + dp_time;
+        }
+        if (tied && (rank == 0 || rank == s.pp - 1)) {
+            const double start = std::max(opt_start, end);
+            ev.span("tied embedding all-reduce", rank, kDp, start * us, tied->time_s * us,
+                    fmt::format(R"("bytes":{})", tied->bytes_per_step));
+            opt_start = start + tied->time_s;
         }
         ev.span("optimizer", rank, kCompute, std::max(opt_start, end) * us, p.time.optimizer_s * us, "");
     }

@@ -139,19 +139,19 @@ Efficiency default_efficiency(const std::string& generation) {
         e.gemm_4 = 0.6152;
         e.gemm_half_dim = 250;
         e.moe = 0.6297;
-        e.attn = 0.1864;
+        e.attn = 0.1865;
         e.scale_out_bw = 0.9;
         e.overlap_dp = 0.3046;
-        e.a2a = 0.9803;
+        e.a2a = 0.9802;
         e.reserve_bytes = 1.849e+09;
     }
     if (generation == "hopper") {  // 162 runs
-        e.gemm_16 = 0.6792;
-        e.gemm_8 = 0.6258;
+        e.gemm_16 = 0.6794;
+        e.gemm_8 = 0.6259;
         e.gemm_4 = 0.55;
-        e.gemm_half_dim = 439.4;
+        e.gemm_half_dim = 440.3;
         e.moe = 0.8078;
-        e.attn = 0.2136;
+        e.attn = 0.2137;
         e.scale_out_bw = 0.9;
         e.overlap_dp = 0.7355;
         e.a2a = 0.7034;

@@ -353,6 +353,7 @@ void add_dp_terms(const Layout& l, const StageParams& owned, int64_t units, cons
         t.exposed_s = std::min(exposed_s, time_s);
         t.critical_path = t.exposed_s > 0;
         if (part.axis == Axis::edp) t.axis = Axis::edp;
+        t.gradient_sync = true;
         add_term(plan, t, step_flops);
     }
 }
@@ -530,6 +531,16 @@ void evaluate_into(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Pl
     // 8. DP reduction and parameter gathers.
     const StageParams owned = stage_params(m, l, cs, layer_mem);
     add_dp_terms(l, owned, cs.layers, critical->times, fabric, c.gpu.eff, mb, step_flops, plan);
+    // Tied embeddings under PP: the end stages' two copies' gradients, all-reduced after the DP reduction
+    // with nothing left to hide under (Megatron-LM's finalize_model_grads). DualPipe's end ranks each hold
+    // both ends of the model.
+    if (m.tied_embeddings && l.pp > 1 && l.schedule != Schedule::dualpipe) {
+        const GroupPlacement& g = group(plan.groups, Axis::pp);
+        const Traffic e = tied_embedding_traffic(m, l, g, fabric);
+        CommTerm t = term(Axis::pp, e, end_stages(g, l.pp), 1, e.time_s);
+        t.gradient_sync = true;
+        add_term(plan, t, step_flops);
+    }
 
     // 9. Optimizer on the parameters this GPU owns after ZeRO sharding.
     const double owned_params = l.zero >= 1 ? owned.dense / static_cast<double>(l.dp * l.cp) +
@@ -594,10 +605,10 @@ std::optional<LayoutProblem> trace_refusal(const ModelSpec& m, const ClusterSpec
 double closed_form_pipeline_s(const Plan& p) {
     const Plan closed = evaluate_closed_form(p.model, p.cluster, p.layout);
     if (closed.rejection) return 0;
-    double dp_exposed_s = 0;
+    double sync_exposed_s = 0;
     for (const CommTerm& c : closed.comm)
-        if (c.axis == Axis::dp || c.axis == Axis::edp) dp_exposed_s += c.exposed_s;
-    return closed.time.step_s - closed.time.optimizer_s - dp_exposed_s;
+        if (c.gradient_sync) sync_exposed_s += c.exposed_s;
+    return closed.time.step_s - closed.time.optimizer_s - sync_exposed_s;
 }
 
 }  // namespace shardplan
