@@ -483,7 +483,8 @@ TEST(Compute, EagerGradientAccumulationIsAnHbmPassPerMicroBatch) {
 
 // Full recomputation replays each layer's forward with its 2 TP collectives; the block method only the
 // first N layers'. Llama 3 8B at TP 8 on 8 GPUs, 32 layers, 4 micro-batches: uniform 32 · 4 · (4 + 2) =
-// 768 TP calls per step; block N = 4: 32 · 4 · 4 + 4 · 4 · 2 = 544.
+// 768 TP calls per step; block N = 4: 32 · 4 · 4 + 4 · 4 · 2 = 544. The one stage also holds both
+// vocabulary-parallel ends, a call each per micro-batch, never replayed: 2 · 4 = 8 more, 776 and 552.
 TEST(Plan, RecomputedTensorParallelCallsFollowTheReplayedLayers) {
     Layout l = layout(8, 1, 1, 4);
     l.recompute = Recompute::full;
@@ -492,10 +493,10 @@ TEST(Plan, RecomputedTensorParallelCallsFollowTheReplayedLayers) {
             if (t.axis == Axis::tp) return t.calls_per_step;
         return int64_t{0};
     };
-    EXPECT_EQ(tp_calls(plan_of("llama3-8b", "dgx-h100", 8, l)), 768);
+    EXPECT_EQ(tp_calls(plan_of("llama3-8b", "dgx-h100", 8, l)), 776);
     l.recompute_method = RecomputeMethod::block;
     l.recompute_layers = 4;
-    EXPECT_EQ(tp_calls(plan_of("llama3-8b", "dgx-h100", 8, l)), 544);
+    EXPECT_EQ(tp_calls(plan_of("llama3-8b", "dgx-h100", 8, l)), 552);
 }
 
 // TP overlap (Megatron's --tp-comm-overlap, comm.h): SP's collectives cut into tp chunks run under the
@@ -503,7 +504,11 @@ TEST(Plan, RecomputedTensorParallelCallsFollowTheReplayedLayers) {
 // 1 ms; 16 ms under 10 ms leaves 16/8 + 7/8 · (16 − 10) = 7.25 ms; one chunk hides nothing.
 // Llama 3 8B at TP 8 on one H100 server (4096 tokens per micro-batch): a layer's forward GEMMs (about
 // 0.3 ms) outlast its two TP collectives (about 0.1 ms), so overlap leaves exactly 1/8 of the traffic
-// exposed, forward and backward. The traffic is the same either way; without SP the flag changes nothing.
+// exposed, forward and backward. The vocabulary-parallel ends are not chunked: per micro-batch the
+// embedding's reduce-scatter and all-gather (one call, t) and the output layer's all-gather (t/2) stay
+// exposed and its reduce-scatter (t/2) hides under its weight-gradient GEMM. So, with 4 micro-batches
+// and 32 · 4 + 2 = 130 calls each: off exposes (128 + 1.5)·4·t, on 128·4·t/8 + 1.5·4·t. The traffic
+// is the same either way; without SP the flag changes nothing.
 TEST(Plan, TensorParallelOverlapLeavesTheFirstChunkExposed) {
     EXPECT_DOUBLE_EQ(chunked_overlap_exposed_s(8e-3, 10e-3, 8), 1e-3);
     EXPECT_DOUBLE_EQ(chunked_overlap_exposed_s(16e-3, 10e-3, 8), 7.25e-3);
@@ -513,9 +518,11 @@ TEST(Plan, TensorParallelOverlapLeavesTheFirstChunkExposed) {
     l.tp_comm_overlap = true;
     const Plan on = plan_of("llama3-8b", "dgx-h100", 8, l);
     ASSERT_TRUE(find(off, Axis::tp) && find(on, Axis::tp));
-    EXPECT_DOUBLE_EQ(find(off, Axis::tp)->exposed_s, find(off, Axis::tp)->time_s);
+    ASSERT_EQ(find(off, Axis::tp)->calls_per_step, 4 * 130);
+    const double t = find(off, Axis::tp)->time_s / 520.0, tol = 1e-9 * find(off, Axis::tp)->time_s;
+    EXPECT_NEAR(find(off, Axis::tp)->exposed_s, 129.5 * 4 * t, tol);
     EXPECT_DOUBLE_EQ(find(on, Axis::tp)->time_s, find(off, Axis::tp)->time_s);
-    EXPECT_NEAR(find(on, Axis::tp)->exposed_s, find(off, Axis::tp)->exposed_s / 8, 1e-9 * find(off, Axis::tp)->time_s);
+    EXPECT_NEAR(find(on, Axis::tp)->exposed_s, 128.0 * 4 * t / 8 + 1.5 * 4 * t, tol);
     EXPECT_LT(on.time.step_s, off.time.step_s);
     l.sequence_parallel = false;
     const Plan no_sp = plan_of("llama3-8b", "dgx-h100", 8, l);
@@ -555,4 +562,42 @@ TEST(Plan, RecomputeLadderOffersTheCheapReplaysAloneAndTogether) {
     l.recompute = Recompute::selective;
     l.recompute_modules = attn;
     for (const uint32_t s : sets(preset_model("deepseek-v3"), l)) EXPECT_EQ(s & attn, attn) << s;
+}
+
+// The vocabulary-parallel ends each make one TP call of a layer's size per micro-batch (Megatron-LM's
+// VocabParallelEmbedding and output ColumnParallelLinear): under SP the embedding reduce-scatters its
+// output forward and all-gathers its gradient backward, the output layer all-gathers its input forward
+// and reduce-scatters the input gradient beside its weight-gradient GEMM, which hides it. Llama 3 8B at
+// TP 8 · PP 4 on 32 H100s, 8 layers a stage: with t one call (a reduce-scatter and an all-gather), the
+// first stage's forward and backward each take t/2 more than the second's, the last's forward t/2 plus the
+// LM head's compute more and its backward only the head's. Without SP the embedding's all-reduce (t) is
+// all of it: forward on the first stage, nothing exposed on the last.
+TEST(Plan, VocabularyParallelEndsMakeOneTensorParallelCallEach) {
+    const ModelSpec m = preset_model("llama3-8b");
+    ClusterSpec c = preset_cluster("dgx-h100");
+    c.gpus = 32;
+    Layout l = layout(8, 4, 1, 16);
+    for (const bool sp : {true, false}) {
+        l.sequence_parallel = sp;
+        const Plan p = evaluate(m, c, l);
+        ASSERT_FALSE(p.rejection);
+        ASSERT_EQ(p.stages.size(), 4u);
+        const StageTimes &first = p.stages[0].times, &mid = p.stages[1].times, &last = p.stages[3].times;
+        ASSERT_EQ(p.stages[0].stage.layers, p.stages[1].stage.layers);
+        ASSERT_EQ(p.stages[3].stage.layers, p.stages[1].stage.layers);
+        Layout one = layout(8, 1, 1, 16);  // one stage: the same calls, each of the same size and group
+        one.sequence_parallel = sp;
+        ClusterSpec server = c;
+        server.gpus = 8;
+        const Plan lone = evaluate(m, server, one);
+        ASSERT_FALSE(lone.rejection);
+        ASSERT_NE(find(lone, Axis::tp), nullptr);
+        const double t = find(lone, Axis::tp)->time_s / static_cast<double>(find(lone, Axis::tp)->calls_per_step);
+        const LayerWork head = step_work(m, c, l).head;
+        const double tol = 1e-9 * first.total();
+        EXPECT_NEAR(first.fwd_s - mid.fwd_s, sp ? t / 2 : t, tol) << sp;
+        EXPECT_NEAR(first.bwd_s - mid.bwd_s, sp ? t / 2 : 0, tol) << sp;
+        EXPECT_NEAR(last.fwd_s - mid.fwd_s, head.fwd_s + (sp ? t / 2 : 0), tol) << sp;
+        EXPECT_NEAR(last.bwd_s - mid.bwd_s, head.bwd_s, tol) << sp;
+    }
 }

@@ -413,7 +413,8 @@ TEST(Validation, RankingCountsSameJobPairsMoreThanFivePercentApart) {
 }
 
 // The headline figure: each source of calibration.json predicted with constants fitted on the others.
-// Reached: median 5.5 %, p90 17.1 %, ranking 90 % of 20, the same since Megatron-LM's and DeepSpeed's DP
+// Reached: median 5.6 %, p90 17.2 %, ranking 90 % of 20 since the TP calls of the vocabulary-parallel ends
+// (embedding, output layer) are priced; 5.5 %, 17.1 %, 90 % since Megatron-LM's and DeepSpeed's DP
 // traffic runs after the backward unless the layout overlaps it (dp_comm_overlap; SC21 4.1 → 4.8 %, p90
 // 15.1 → 16.7 %, its Table 1 runs at DP 32 slower still; MosaicML 4.0 → 4.2 % through Ampere's refit), and
 // since a recomputation the source leaves out is
@@ -467,11 +468,13 @@ TEST(Validation, RankingCountsSameJobPairsMoreThanFivePercentApart) {
 // filling NVL72 racks in order; 12.0 %, 42.2 % before attention told FlashAttention-2 from the fused
 // Hopper kernels; 12.5 %, 53.9 %, 75 % before TP and EP overlap were layout settings, the all-to-all
 // across domains left over each rank's own NIC and group-limited routing was modelled; docs/validation.md).
+// The TP calls of the vocabulary-parallel ends, priced since, moved it 5.59 → 5.64 %, p90 17.11 → 17.21 %
+// while no source's held-out median rose (Megatron-Bridge 9.0 → 8.7 %): the pooled figure's composition.
 TEST(Validation, LeaveOneSourceOutStaysWithinTheReachedBounds) {
     SHARDPLAN_REQUIRE_SHARED(kCalibration);
     const LeaveOneSourceOut l = leave_one_source_out(read_cases(read_json_file(kCalibration, "calibration"), "calibration").cases);
-    EXPECT_LE(l.throughput.median_abs_error, 0.056);
-    EXPECT_LE(l.throughput.p90_abs_error, 0.172);
+    EXPECT_LE(l.throughput.median_abs_error, 0.0565);
+    EXPECT_LE(l.throughput.p90_abs_error, 0.173);
     EXPECT_GE(l.ranking.share(), 0.85);
 }
 

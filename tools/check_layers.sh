@@ -10,7 +10,7 @@ layer_of() {
         enums|error|model|hardware|constants|layout|presets|ranges) echo 0 ;; # inputs
         collectives|compute|memory|comm|topology|schedule) echo 1 ;;          # cost terms
         simulate|pipeline) echo 2 ;;                                          # pipeline
-        plan|work) echo 3 ;;                                                  # one evaluation
+        plan|work|sync|terms) echo 3 ;;                                       # one evaluation
         search|suggest) echo 4 ;;                                             # many evaluations
         io|inputs_json|hf|resolve|toml) echo 5 ;;                             # JSON (and TOML) in and out
         validate|calibrate) echo 6 ;;                                         # against published runs

@@ -5,51 +5,23 @@
 #include <array>
 #include <cmath>
 #include <limits>
-#include <stdexcept>
 
 #include "shardplan/collectives.h"
 #include "shardplan/compute.h"
 #include "shardplan/constants.h"
 #include "shardplan/pipeline.h"
+#include "terms.h"
 
 #include <fmt/format.h>
 
 namespace shardplan {
 
+using terms::add_gradient_sync_terms;
+using terms::add_term;
+using terms::group;
+using terms::term;
+
 namespace {
-
-/// The placed group of an axis that place_groups always places (tp, cp, pp, dp; ep when ep > 1). An axis it
-/// did not place is a caller's mistake, not a group to stand in for: answering with the first group had
-/// priced a MoE layout's expert gradients over its TP group (add_dp_terms asks with find_group instead).
-const GroupPlacement& group(const std::vector<GroupPlacement>& gs, Axis a) {
-    const GroupPlacement* g = find_group(gs, a);
-    if (!g) throw std::logic_error(fmt::format("no {} group placed", enum_name(a)));
-    return *g;
-}
-
-/// A term's calls per step are counted in double: layer passes × micro-batches × calls passes 2^63 when a
-/// request's global batch is near it (any integer below 2^63 is one), so the count held is saturated.
-int64_t saturated_count(double calls) {
-    constexpr double kMax = 9.2e18;  // below INT64_MAX (≈ 9.223e18), exactly representable
-    return calls >= kMax ? std::numeric_limits<int64_t>::max() : static_cast<int64_t>(std::llround(calls));
-}
-
-CommTerm term(Axis axis, const Traffic& t, const GroupPlacement& g, double calls, double exposed) {
-    CommTerm c;
-    c.axis = axis;
-    c.collective = t.label;
-    c.group_size = g.size;
-    c.calls_per_step = saturated_count(calls);
-    c.bytes_per_step = t.wire_bytes * calls;
-    c.time_s = t.time_s * calls;
-    c.exposed_s = std::min(exposed, c.time_s);
-    c.critical_path = c.exposed_s > 0;
-    c.tier = t.tier;
-    c.crosses_domain = g.crosses_domain();
-    c.domains_spanned = g.domains_spanned;
-    c.algorithm = t.algorithm;
-    return c;
-}
 
 // Step time = its parts; throughput, MFU and HFU from it (the FLOPs per token and the peak are set).
 void finish_step(Plan& p, const Layout& l, const ClusterSpec& c) {
@@ -187,6 +159,11 @@ struct LayerComm {
     int64_t tp_calls = 0, cp_calls = 0, ep_calls = 0;  // per layer and micro-batch
     // TP's exposed time per layer pass (both of its calls), dense and MoE layers, forward and backward.
     double tp_fwd_exp = 0, tp_bwd_exp = 0, tp_fwd_exp_moe = 0, tp_bwd_exp_moe = 0;
+    // The vocabulary-parallel ends' one TP call each per micro-batch, and what of it is exposed: the input
+    // embedding's all-reduce forward (SP: reduce-scatter, all-gather backward) on the first stage; on the
+    // last, the output layer's input all-gather forward under SP (its backward's all-reduce or
+    // reduce-scatter of the input gradient runs beside its weight-gradient GEMM, and hides under it).
+    double embed_fwd = 0, embed_bwd = 0, head_fwd = 0;
     double cp_fwd_exp = 0, cp_bwd_exp = 0, ep_exp = 0;
 };
 
@@ -213,6 +190,15 @@ LayerComm layer_comm(const ModelSpec& m, const Layout& l, const std::vector<Grou
         x.tp_bwd_exp = pass(2.0 * dense.gemm_fwd_s);
         x.tp_fwd_exp_moe = pass(moe.gemm_fwd_s);
         x.tp_bwd_exp_moe = pass(2.0 * moe.gemm_fwd_s);
+        // Megatron-LM's VocabParallelEmbedding and output ColumnParallelLinear (whose backward launches
+        // the input gradient's collective and then the weight gradient's GEMM,
+        // LinearWithGradAccumulationAndAsyncCommunication), nanotron's TensorParallelEmbedding and LM
+        // head: one TP call of the layers' size at each end per micro-batch, outside what TP overlap
+        // chunks (its userbuffers serve the layers' linears).
+        const double half = 0.5 * x.tp.time_s;  // SP: one of the pair (x.tp is reduce-scatter + all-gather)
+        x.embed_fwd = l.sequence_parallel ? half : x.tp.time_s;
+        x.embed_bwd = l.sequence_parallel ? half : 0.0;
+        x.head_fwd = l.sequence_parallel ? half : 0.0;
     }
     x.cp_fwd_exp = std::max(0.0, static_cast<double>(l.cp - 1) * x.cp.time_s - eff.overlap_cp * dense.attn_fwd_s);
     x.cp_bwd_exp = std::max(0.0, 2.0 * static_cast<double>(l.cp - 1) * x.cp.time_s - eff.overlap_cp * 2.5 * dense.attn_fwd_s);
@@ -245,11 +231,13 @@ const StageClass* time_stages(const Layout& l, const StepWork& w, const LayerCom
         const double ph = replayed_share(l, s);
         StageTimes& t = k.times;
         const double tp_fwd = nd * x.tp_fwd_exp + ne * x.tp_fwd_exp_moe;
-        t.fwd_s = nd * dense.fwd_s + ne * moe.fwd_s + (s.last ? head.fwd_s : 0) + tp_fwd +
+        const double ends_fwd = (s.first ? x.embed_fwd : 0) + (s.last ? x.head_fwd : 0);
+        const double ends_bwd = s.first ? x.embed_bwd : 0;
+        t.fwd_s = nd * dense.fwd_s + ne * moe.fwd_s + (s.last ? head.fwd_s : 0) + tp_fwd + ends_fwd +
                   (l.cp > 1 ? n * x.cp_fwd_exp : 0) + ne * (x.has_ep ? 2 : 0) * x.ep_exp;
         t.recompute_s = ph * (nd * dense.recompute_s + ne * moe.recompute_s +
                               static_cast<double>(rf) * (tp_fwd + ne * (x.has_ep ? 2 : 0) * x.ep_exp));
-        t.bwd_s = nd * dense.bwd_s + ne * moe.bwd_s + (s.last ? head.bwd_s : 0) + nd * x.tp_bwd_exp + ne * x.tp_bwd_exp_moe +
+        t.bwd_s = nd * dense.bwd_s + ne * moe.bwd_s + (s.last ? head.bwd_s : 0) + nd * x.tp_bwd_exp + ne * x.tp_bwd_exp_moe + ends_bwd +
                   (l.cp > 1 ? n * x.cp_bwd_exp : 0) + ne * (x.has_ep ? 2 : 0) * x.ep_exp + t.recompute_s;
         t.wgrad_s = nd * dense.wgrad_s + ne * moe.wgrad_s + (s.last ? head.wgrad_s : 0);
         if (!critical || t.total() > critical->times.total() ||
@@ -268,93 +256,6 @@ void report_stages(const Scratch& x, const PipelineResult& pipe, double fragment
                       k.act_per_mb};
         r.memory.trim_cache(plan.capacity_bytes);
         plan.stages.push_back(r);
-    }
-}
-
-/// A communication term onto the plan: its exposed time joins the step, its bytes per FLOP are the
-/// critical stage's.
-void add_term(Plan& plan, CommTerm t, double step_flops) {
-    t.bytes_per_flop = step_flops > 0 ? t.bytes_per_step / step_flops : 0;
-    plan.time.exposed_comm_s += t.exposed_s;
-    plan.comm.push_back(t);
-}
-
-/// 8. DP: gradients reduced over dp·cp (experts over edp) after the last backward; ZeRO ≥ 1 gathers the
-/// updated parameters before the next forward; ZeRO-3 gathers them per micro-batch, twice, one of the
-/// critical stage's `units` layers at a time.
-void add_dp_terms(const Layout& l, const StageParams& owned, int64_t units, const StageTimes& critical, const Fabric& fabric,
-                  const Efficiency& eff, int64_t mb, double step_flops, Plan& plan) {
-    const double dm = static_cast<double>(mb);
-    const double gbytes = l.grad_dtype == GradDtype::fp32 ? 4.0 : 2.0;
-    // The compute that can hide DP traffic is one window for both parts: the dense parameters' collectives
-    // take it first, the experts' (edp) what they leave (one DP stream, one set of NICs). Without DP
-    // overlap (dp_comm_overlap off, ZeRO 0-2) there is none: the reduction waits for the backward's end
-    // and the gather runs before the next forward.
-    const double share = overlaps_dp(l) ? eff.overlap_dp : 0.0;
-    double fwd_window = share * critical.fwd_s;
-    double bwd_window = share * critical.bwd_s;
-    auto hide = [](double comm_s, double& window_s) {  // exposed time; the window shrinks by what it hides
-        const double hidden = std::min(comm_s, window_s);
-        window_s -= hidden;
-        return comm_s - hidden;
-    };
-    struct DpPart { Axis axis; double params; };
-    const GroupPlacement& dense_g = group(plan.groups, Axis::dp);
-    // Without an expert grid (ep 1 and etp as tp: topology.cpp places none) the experts' gradients are
-    // reduced over dp·cp, the dense group's ranks.
-    const GroupPlacement* expert_g = find_group(plan.groups, Axis::edp);
-    for (DpPart part : {DpPart{Axis::dp, owned.dense}, DpPart{Axis::edp, owned.expert}}) {
-        if (part.params <= 0) continue;
-        const GroupPlacement& g = part.axis == Axis::dp || !expert_g ? dense_g : *expert_g;
-        if (g.size <= 1) continue;
-        // FSDP gathers and reduces one unit (a transformer block) at a time: each unit's collective pays
-        // the group's latency, its bytes the bandwidth. Other stages move the stage's parameters at once.
-        const double u = fsdp_per_micro_batch(l) ? static_cast<double>(std::max<int64_t>(1, units)) : 1.0;
-        auto per_unit = [u](Traffic t) {  // u calls of one unit's size, reported as the stage's whole
-            t.buffer_bytes *= u;
-            t.wire_bytes *= u;
-            t.time_s *= u;
-            return t;
-        };
-        // ZeRO-3's per-tensor collectives (DeepSpeed through 2021) move at most per_tensor_zero3_Bps a GPU.
-        const bool per_tensor = l.zero >= 3 && l.zero3_comm == Zero3Comm::per_tensor;
-        auto engine = [per_tensor](Traffic t) { return per_tensor ? per_tensor_zero3(t) : t; };
-        const Traffic red = engine(per_unit(dp_reduce_traffic(part.params * gbytes / u, l.zero, g, fabric)));
-        const Traffic gat = engine(per_unit(dp_gather_traffic(part.params * 2.0 / u, g, fabric)));
-        // One term per part: the reduction's group and tier, the calls, bytes, time and exposure of all it moves.
-        CommTerm t = term(Axis::dp, red, g, 1, 0);
-        double calls = 1, bytes = red.wire_bytes, time_s = red.time_s, exposed_s = 0;
-        if (l.zero == 0) {
-            exposed_s = hide(red.time_s, bwd_window);
-        } else if (l.zero < 3 || l.pp > 1) {
-            // ZeRO-1/2 gather the updated parameters before the next forward; FSDP under PP gathers each
-            // stage once per step and reduce-scatters its accumulated gradients once. ZeRO-2 keeps only
-            // gradient shards, so every micro-batch's backward reduce-scatters its own, each under that
-            // backward (DeepSpeed's engine: stage 2 "communicates during non gradient accumulation
-            // boundaries as well"); ZeRO-1 accumulates whole gradients and reduces them once.
-            const double reductions = reduces_grads_per_micro_batch(l) ? dm : 1.0;
-            calls = reductions + 1;
-            bytes = reductions * red.wire_bytes + gat.wire_bytes;
-            time_s = reductions * red.time_s + gat.time_s;
-            exposed_s = reductions * hide(red.time_s, bwd_window) + hide(gat.time_s, fwd_window);
-            t.collective = reductions > 1 ? "reduce-scatter per mb + all-gather"
-                           : l.zero < 3   ? "reduce-scatter + all-gather"
-                                          : "all-gather + reduce-scatter (FSDP, once per step)";
-        } else {  // per micro-batch: gathered for the forward, again for the backward, gradients reduce-scattered
-            calls = 3.0 * dm;
-            bytes = dm * (red.wire_bytes + 2.0 * gat.wire_bytes);
-            time_s = dm * (red.time_s + 2.0 * gat.time_s);
-            exposed_s = dm * (hide(gat.time_s, fwd_window) + hide(gat.time_s + red.time_s, bwd_window));
-            t.collective = "all-gather ×2 + reduce-scatter (FSDP)";
-        }
-        t.calls_per_step = saturated_count(calls);
-        t.bytes_per_step = bytes;
-        t.time_s = time_s;
-        t.exposed_s = std::min(exposed_s, time_s);
-        t.critical_path = t.exposed_s > 0;
-        if (part.axis == Axis::edp) t.axis = Axis::edp;
-        t.gradient_sync = true;
-        add_term(plan, t, step_flops);
     }
 }
 
@@ -381,9 +282,11 @@ void finish_throughput(const ModelSpec& m, const ClusterSpec& c, const Layout& l
 }
 
 /// 6. Per-axis totals on the critical stage: TP, CP and EP per layer and micro-batch. `layers_mb` and
-/// `moe_layers_mb` are the layer passes of all micro-batches on that stage.
+/// `moe_layers_mb` are the layer passes of all micro-batches on that stage, `ends_mb` the passes of the
+/// vocabulary-parallel ends it holds (embedding, output layer), one TP call each, `ends_exposed_s` what of
+/// those calls stays exposed.
 void add_layer_terms(const Layout& l, const LayerComm& lc, double layers_mb, double moe_layers_mb, double replayed,
-                     double step_flops, Plan& plan) {
+                     double ends_mb, double ends_exposed_s, double step_flops, Plan& plan) {
     // The recomputed forward's 2 TP and 2 EP calls come only with the layers it replays.
     auto calls = [&](double n, int64_t per_layer) {
         const double again = 2.0 * static_cast<double>(lc.recompute_fwd);
@@ -393,8 +296,8 @@ void add_layer_terms(const Layout& l, const LayerComm& lc, double layers_mb, dou
         const double dense_mb = layers_mb - moe_layers_mb, moe_mb = moe_layers_mb;
         const double fwd = dense_mb * lc.tp_fwd_exp + moe_mb * lc.tp_fwd_exp_moe;
         const double bwd = dense_mb * lc.tp_bwd_exp + moe_mb * lc.tp_bwd_exp_moe;
-        add_term(plan, term(Axis::tp, lc.tp, group(plan.groups, Axis::tp), calls(layers_mb, lc.tp_calls),
-                            fwd * (1.0 + lc.recompute_fwd * replayed) + bwd), step_flops);
+        add_term(plan, term(Axis::tp, lc.tp, group(plan.groups, Axis::tp), calls(layers_mb, lc.tp_calls) + ends_mb,
+                            fwd * (1.0 + lc.recompute_fwd * replayed) + bwd + ends_exposed_s), step_flops);
     }
     if (l.cp > 1)
         add_term(plan, term(Axis::cp, lc.cp, group(plan.groups, Axis::cp), layers_mb * static_cast<double>(lc.cp_calls),
@@ -515,7 +418,9 @@ void evaluate_into(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Pl
     const double step_flops = dm * (cnd * w.dense.model_flops + cne * w.moe.model_flops +
                                     (cs.last ? w.head.model_flops : 0) +
                                     ph * (cnd * w.dense.recompute_flops + cne * w.moe.recompute_flops));
-    add_layer_terms(l, lc, std::round((cnd + cne) * dm), std::round(cne * dm), ph, step_flops, plan);
+    add_layer_terms(l, lc, std::round((cnd + cne) * dm), std::round(cne * dm), ph,
+                    dm * ((cs.first ? 1.0 : 0.0) + (cs.last ? 1.0 : 0.0)),
+                    dm * ((cs.first ? lc.embed_fwd + lc.embed_bwd : 0.0) + (cs.last ? lc.head_fwd : 0.0)), step_flops, plan);
 
     // 7. The pipeline: bubble, exposed sends and in-flight counts; then each stage's memory at its count.
     const PipelineResult& pipe = run_pipeline(m, l, fabric, o, step_flops, x, plan);
@@ -528,19 +433,9 @@ void evaluate_into(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Pl
         o.keep->result = std::move(x.pipeline.passes);
     }
 
-    // 8. DP reduction and parameter gathers.
+    // 8. Gradient synchronisation: the DP reduction and parameter gathers, a tied embedding's all-reduce.
     const StageParams owned = stage_params(m, l, cs, layer_mem);
-    add_dp_terms(l, owned, cs.layers, critical->times, fabric, c.gpu.eff, mb, step_flops, plan);
-    // Tied embeddings under PP: the end stages' two copies' gradients, all-reduced after the DP reduction
-    // with nothing left to hide under (Megatron-LM's finalize_model_grads). DualPipe's end ranks each hold
-    // both ends of the model.
-    if (m.tied_embeddings && l.pp > 1 && l.schedule != Schedule::dualpipe) {
-        const GroupPlacement& g = group(plan.groups, Axis::pp);
-        const Traffic e = tied_embedding_traffic(m, l, g, fabric);
-        CommTerm t = term(Axis::pp, e, end_stages(g, l.pp), 1, e.time_s);
-        t.gradient_sync = true;
-        add_term(plan, t, step_flops);
-    }
+    add_gradient_sync_terms(m, l, owned, cs.layers, critical->times, fabric, c.gpu.eff, mb, step_flops, plan);
 
     // 9. Optimizer on the parameters this GPU owns after ZeRO sharding.
     const double owned_params = l.zero >= 1 ? owned.dense / static_cast<double>(l.dp * l.cp) +
