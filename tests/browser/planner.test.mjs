@@ -374,8 +374,9 @@ test('the search plans with the chosen framework, and a loaded result keeps it',
 });
 
 test('TP overlap is a control: the finding about exposed TP traffic names it, and ticking it hides most of it', async () => {
-  // Llama 3 70B, TP8 on 64 H100 with SP: off (Megatron's default), TP's traffic is exposed in full and a
-  // finding says so; on, about 1/8 of it stays exposed, and the setting travels in the URL.
+  // Llama 3 70B, TP8 on 64 H100 with SP: off (Megatron's default), TP's traffic is exposed in full (but
+  // for the output layer's backward call, under its weight-gradient GEMM) and a finding says so; on, about
+  // 1/8 of it stays exposed, and the setting travels in the URL.
   await page.goto(base + '#model=llama3-70b&cluster=dgx-h100&gpus=64&tp=8&gbs=64&seq=8192');
   await ready();
   await settle(() => /TP traffic is exposed in full/.test(document.querySelector('#findings').textContent));
@@ -383,7 +384,8 @@ test('TP overlap is a control: the finding about exposed TP traffic names it, an
   const tpRow = () => page.$$eval('#comm tbody tr', (rows) => rows.map((r) => [...r.cells].map((c) => c.textContent))
     .find((cells) => cells[0] === 'TP'));
   const off = await tpRow();
-  assert.equal(off[6], off[5]);  // exposed = time
+  const secs = (t) => parseFloat(t) * (/µs$/.test(t) ? 1e-6 : /ms$/.test(t) ? 1e-3 : 1);
+  assert.ok(secs(off[6]) <= secs(off[5]) && secs(off[6]) > 0.99 * secs(off[5]), `${off[6]} of ${off[5]}`);  // exposed ≈ time
   await page.check('#tpo');
   await settle(() => !/TP traffic is exposed in full/.test(document.querySelector('#findings').textContent));
   assert.match(page.url(), /tpo=1/);
