@@ -174,7 +174,8 @@ double tokens_per_s_per_gpu_bound(const ModelSpec& m, const ClusterSpec& c, cons
 
 /// What the closed forms (docs/model.md §7) predict for the simulated span of the plan's layout: the
 /// closed-form step less what happens outside the pipeline (the exposed gradient synchronisation, DP's
-/// reduction tail and a tied embedding's all-reduce, and the optimizer step). It re-evaluates the layout without the simulation.
+/// reduction tail and a tied embedding's all-reduce, and the optimizer step). It re-evaluates the layout
+/// without the simulation.
 double closed_form_pipeline_s(const Plan& p);
 
 /// Why a layout's step cannot be drawn: the layout cannot run (check_layout), or it has more than

@@ -21,7 +21,8 @@ namespace shardplan::terms {
 
 /// The placed group of an axis that place_groups always places (tp, cp, pp, dp; ep when ep > 1). An axis it
 /// did not place is a caller's mistake, not a group to stand in for: answering with the first group had
-/// priced a MoE layout's expert gradients over its TP group (add_gradient_sync_terms asks with find_group instead).
+/// priced a MoE layout's expert gradients over its TP group (add_gradient_sync_terms asks with find_group
+/// instead).
 inline const GroupPlacement& group(const std::vector<GroupPlacement>& gs, Axis a) {
     const GroupPlacement* g = find_group(gs, a);
     if (!g) throw std::logic_error(fmt::format("no {} group placed", enum_name(a)));
