@@ -237,8 +237,8 @@ const StageClass* time_stages(const Layout& l, const StepWork& w, const LayerCom
                   (l.cp > 1 ? n * x.cp_fwd_exp : 0) + ne * (x.has_ep ? 2 : 0) * x.ep_exp;
         t.recompute_s = ph * (nd * dense.recompute_s + ne * moe.recompute_s +
                               static_cast<double>(rf) * (tp_fwd + ne * (x.has_ep ? 2 : 0) * x.ep_exp));
-        t.bwd_s = nd * dense.bwd_s + ne * moe.bwd_s + (s.last ? head.bwd_s : 0) + nd * x.tp_bwd_exp + ne * x.tp_bwd_exp_moe + ends_bwd +
-                  (l.cp > 1 ? n * x.cp_bwd_exp : 0) + ne * (x.has_ep ? 2 : 0) * x.ep_exp + t.recompute_s;
+        t.bwd_s = nd * dense.bwd_s + ne * moe.bwd_s + (s.last ? head.bwd_s : 0) + nd * x.tp_bwd_exp + ne * x.tp_bwd_exp_moe +
+                  ends_bwd + (l.cp > 1 ? n * x.cp_bwd_exp : 0) + ne * (x.has_ep ? 2 : 0) * x.ep_exp + t.recompute_s;
         t.wgrad_s = nd * dense.wgrad_s + ne * moe.wgrad_s + (s.last ? head.wgrad_s : 0);
         if (!critical || t.total() > critical->times.total() ||
             (t.total() == critical->times.total() && s.index < critical->first->index))
@@ -420,7 +420,8 @@ void evaluate_into(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Pl
                                     ph * (cnd * w.dense.recompute_flops + cne * w.moe.recompute_flops));
     add_layer_terms(l, lc, std::round((cnd + cne) * dm), std::round(cne * dm), ph,
                     dm * ((cs.first ? 1.0 : 0.0) + (cs.last ? 1.0 : 0.0)),
-                    dm * ((cs.first ? lc.embed_fwd + lc.embed_bwd : 0.0) + (cs.last ? lc.head_fwd : 0.0)), step_flops, plan);
+                    dm * ((cs.first ? lc.embed_fwd + lc.embed_bwd : 0.0) + (cs.last ? lc.head_fwd : 0.0)), step_flops,
+                    plan);
 
     // 7. The pipeline: bubble, exposed sends and in-flight counts; then each stage's memory at its count.
     const PipelineResult& pipe = run_pipeline(m, l, fabric, o, step_flops, x, plan);
