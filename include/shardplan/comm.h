@@ -54,10 +54,10 @@ Traffic pp_traffic(const ModelSpec& m, const Layout& l, const GroupPlacement& g,
 /// matrix held twice, so after the backward the two copies' gradients, V/tp × h in the gradient dtype,
 /// are all-reduced between those two ranks (Megatron-LM's `_allreduce_word_embedding_grads` in
 /// finalize_model_grads.py, DeepSpeed's pipeline engine `_exec_reduce_tied_grads`, nanotron's
-/// `sync_tied_weights_gradients`). `pp` is the placed PP group: the pair is its first and last member,
-/// in different scale-up domains whenever the group spans more than one.
-Traffic tied_embedding_traffic(const ModelSpec& m, const Layout& l, const GroupPlacement& pp, const Fabric& f);
-/// The placement of that pair: two members, the PP group's ends.
+/// `sync_tied_weights_gradients`). `ends` is that pair's placement (end_stages).
+Traffic tied_embedding_traffic(const ModelSpec& m, const Layout& l, const GroupPlacement& ends, const Fabric& f);
+/// The placement of the PP group's first and last member: two ranks, in different scale-up domains
+/// whenever the placed group `pp` spans more than one.
 GroupPlacement end_stages(const GroupPlacement& pp, int64_t pp_degree);
 /// DP: gradient reduction of `grad_bytes` (all-reduce for ZeRO-0, reduce-scatter for ZeRO ≥ 1).
 Traffic dp_reduce_traffic(double grad_bytes, int zero, const GroupPlacement& g, const Fabric& f);

@@ -121,11 +121,11 @@ GroupPlacement end_stages(const GroupPlacement& pp, int64_t pp_degree) {
     return pair;
 }
 
-Traffic tied_embedding_traffic(const ModelSpec& m, const Layout& l, const GroupPlacement& pp, const Fabric& f) {
+Traffic tied_embedding_traffic(const ModelSpec& m, const Layout& l, const GroupPlacement& ends, const Fabric& f) {
     const double grad_bytes = l.grad_dtype == GradDtype::fp32 ? 4.0 : 2.0;
     const double rows = std::ceil(static_cast<double>(m.vocab) / static_cast<double>(l.tp));  // vocab-parallel
     const double S = grad_bytes * rows * static_cast<double>(m.hidden);
-    return make(Collective::all_reduce, "all-reduce (tied embedding)", S, end_stages(pp, l.pp), f);
+    return make(Collective::all_reduce, "all-reduce (tied embedding)", S, ends, f);
 }
 
 Traffic dp_reduce_traffic(double grad_bytes, int zero, const GroupPlacement& g, const Fabric& f) {

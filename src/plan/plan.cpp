@@ -164,6 +164,10 @@ struct LayerComm {
     // last, the output layer's input all-gather forward under SP (its backward's all-reduce or
     // reduce-scatter of the input gradient runs beside its weight-gradient GEMM, and hides under it).
     double embed_fwd = 0, embed_bwd = 0, head_fwd = 0;
+    /// The ends stage `s` holds: their calls per micro-batch, and their exposed time forward and backward.
+    static double ends(const Stage& s) { return (s.first ? 1.0 : 0.0) + (s.last ? 1.0 : 0.0); }
+    double ends_fwd(const Stage& s) const { return (s.first ? embed_fwd : 0.0) + (s.last ? head_fwd : 0.0); }
+    double ends_bwd(const Stage& s) const { return s.first ? embed_bwd : 0.0; }
     double cp_fwd_exp = 0, cp_bwd_exp = 0, ep_exp = 0;
 };
 
@@ -231,14 +235,12 @@ const StageClass* time_stages(const Layout& l, const StepWork& w, const LayerCom
         const double ph = replayed_share(l, s);
         StageTimes& t = k.times;
         const double tp_fwd = nd * x.tp_fwd_exp + ne * x.tp_fwd_exp_moe;
-        const double ends_fwd = (s.first ? x.embed_fwd : 0) + (s.last ? x.head_fwd : 0);
-        const double ends_bwd = s.first ? x.embed_bwd : 0;
-        t.fwd_s = nd * dense.fwd_s + ne * moe.fwd_s + (s.last ? head.fwd_s : 0) + tp_fwd + ends_fwd +
+        t.fwd_s = nd * dense.fwd_s + ne * moe.fwd_s + (s.last ? head.fwd_s : 0) + tp_fwd + x.ends_fwd(s) +
                   (l.cp > 1 ? n * x.cp_fwd_exp : 0) + ne * (x.has_ep ? 2 : 0) * x.ep_exp;
         t.recompute_s = ph * (nd * dense.recompute_s + ne * moe.recompute_s +
                               static_cast<double>(rf) * (tp_fwd + ne * (x.has_ep ? 2 : 0) * x.ep_exp));
         t.bwd_s = nd * dense.bwd_s + ne * moe.bwd_s + (s.last ? head.bwd_s : 0) + nd * x.tp_bwd_exp + ne * x.tp_bwd_exp_moe +
-                  ends_bwd + (l.cp > 1 ? n * x.cp_bwd_exp : 0) + ne * (x.has_ep ? 2 : 0) * x.ep_exp + t.recompute_s;
+                  x.ends_bwd(s) + (l.cp > 1 ? n * x.cp_bwd_exp : 0) + ne * (x.has_ep ? 2 : 0) * x.ep_exp + t.recompute_s;
         t.wgrad_s = nd * dense.wgrad_s + ne * moe.wgrad_s + (s.last ? head.wgrad_s : 0);
         if (!critical || t.total() > critical->times.total() ||
             (t.total() == critical->times.total() && s.index < critical->first->index))
@@ -418,10 +420,8 @@ void evaluate_into(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Pl
     const double step_flops = dm * (cnd * w.dense.model_flops + cne * w.moe.model_flops +
                                     (cs.last ? w.head.model_flops : 0) +
                                     ph * (cnd * w.dense.recompute_flops + cne * w.moe.recompute_flops));
-    add_layer_terms(l, lc, std::round((cnd + cne) * dm), std::round(cne * dm), ph,
-                    dm * ((cs.first ? 1.0 : 0.0) + (cs.last ? 1.0 : 0.0)),
-                    dm * ((cs.first ? lc.embed_fwd + lc.embed_bwd : 0.0) + (cs.last ? lc.head_fwd : 0.0)), step_flops,
-                    plan);
+    add_layer_terms(l, lc, std::round((cnd + cne) * dm), std::round(cne * dm), ph, dm * LayerComm::ends(cs),
+                    dm * (lc.ends_fwd(cs) + lc.ends_bwd(cs)), step_flops, plan);
 
     // 7. The pipeline: bubble, exposed sends and in-flight counts; then each stage's memory at its count.
     const PipelineResult& pipe = run_pipeline(m, l, fabric, o, step_flops, x, plan);

@@ -90,9 +90,9 @@ void add_gradient_sync_terms(const ModelSpec& m, const Layout& l, const StagePar
     // with nothing left to hide under (Megatron-LM's finalize_model_grads). DualPipe's end ranks each hold
     // both ends of the model.
     if (m.tied_embeddings && l.pp > 1 && l.schedule != Schedule::dualpipe) {
-        const GroupPlacement& g = group(plan.groups, Axis::pp);
-        const Traffic e = tied_embedding_traffic(m, l, g, fabric);
-        CommTerm t = term(Axis::pp, e, end_stages(g, l.pp), 1, e.time_s);
+        const GroupPlacement ends = end_stages(group(plan.groups, Axis::pp), l.pp);
+        const Traffic e = tied_embedding_traffic(m, l, ends, fabric);
+        CommTerm t = term(Axis::pp, e, ends, 1, e.time_s);
         t.gradient_sync = true;
         add_term(plan, t, step_flops);
     }
