@@ -138,3 +138,48 @@ TEST(Dp, TiedEmbeddingGradientsAreAllReducedBetweenTheEndStages) {
     ASSERT_FALSE(dual.rejection);
     EXPECT_EQ(tied_term(dual), nullptr);
 }
+
+// What hides still costs the SMs its kernels hold (docs/model.md §5.3): NCCL runs each channel as one
+// CTA, and the computation a collective hides under runs on the SMs it leaves. Llama 3 8B on one DGX
+// H100, DP 8, ZeRO-1, 8 micro-batches a rank, with the whole last backward and first forward free to hide
+// the DP traffic (overlap_dp 1): with comm_sms 0 nothing is exposed, so all of it, C, runs hidden; at the
+// default 24 of the H100's 132 SMs the step pays 24/132 of C, at 66 half of it, on a GPU with no SM count
+// none. Where only part H hides (overlap_dp 0.02) the exposed time is C − H·(1 − 24/132), H read from the
+// plan with comm_sms 0 as C less what it exposes. TP overlap's chunks (userbuffers' ring exchange, one
+// SM) are not charged: the TP term of a TP 8 layout with tp_comm_overlap does not move.
+TEST(Dp, HiddenTrafficPaysTheSmsItsKernelsHold) {
+    ClusterSpec c = preset_cluster("dgx-h100");
+    c.gpus = 8;
+    c.gpu.eff.overlap_dp = 1.0;
+    Layout l = layout(1, 1, 8, 64);
+    l.zero = 1;
+    const ModelSpec m = preset_model("llama3-8b");
+    auto dp_with = [&](double sms, int64_t gpu_sms, const Layout& lay) {
+        ClusterSpec x = c;
+        x.gpu.eff.comm_sms = sms;
+        x.gpu.sms = gpu_sms;
+        const Plan p = evaluate(m, x, lay);
+        EXPECT_FALSE(p.rejection);
+        return *find(p, Axis::dp);
+    };
+    const CommTerm free = dp_with(0, 132, l);
+    ASSERT_GT(free.time_s, 0.0);
+    EXPECT_DOUBLE_EQ(free.exposed_s, 0.0);  // all of it hidden
+    EXPECT_NEAR(dp_with(24, 132, l).exposed_s, free.time_s * 24.0 / 132.0, 1e-12);
+    EXPECT_NEAR(dp_with(66, 132, l).exposed_s, free.time_s * 0.5, 1e-12);
+    EXPECT_DOUBLE_EQ(dp_with(24, 0, l).exposed_s, 0.0);
+    c.gpu.eff.overlap_dp = 0.02;
+    const CommTerm part = dp_with(0, 132, l);
+    ASSERT_GT(part.exposed_s, 0.0);
+    const double hidden = part.time_s - part.exposed_s;
+    ASSERT_GT(hidden, 0.0);
+    EXPECT_NEAR(dp_with(24, 132, l).exposed_s, part.time_s - hidden * (1.0 - 24.0 / 132.0), 1e-12);
+    Layout tp = layout(8, 1, 1, 8);
+    tp.tp_comm_overlap = true;
+    auto tp_with = [&](double sms) {
+        ClusterSpec x = c;
+        x.gpu.eff.comm_sms = sms;
+        return find(evaluate(m, x, tp), Axis::tp)->exposed_s;
+    };
+    EXPECT_DOUBLE_EQ(tp_with(24), tp_with(0));
+}

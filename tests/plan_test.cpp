@@ -252,7 +252,9 @@ TEST(Plan, HugeClustersAndModelsStayFinite) {
 // 10^12 / (180,000 · 3,600) = 1,543 tokens/s per GPU; the plan lands within 15 % of it, with the
 // dispatch DeepSeek trained with (DeepEP's kernels, a token once per node over InfiniBand, node-limited
 // routing to 4 of 8 groups: 488 GB per step). NCCL's all-to-all of every copy (888 GB) is too long for the
-// paired chunk to hide: about 8 s of it stays exposed and the plan falls to ~1,125.
+// paired chunk to hide: about 8 s of it stays exposed and the plan falls to ~1,116. Hidden is not free:
+// the all-to-all's kernels hold comm_sms = 24 of an H800's 132 SMs while they run (DeepSeek's own take
+// 20), so the computation beside them pays 24/132 of the hidden time (overlap_sm_share, comm.h).
 TEST(Plan, DualPipeHidesTheExpertAllToAllUnderComputation) {
     const ModelSpec m = preset_model("deepseek-v3");
     ClusterSpec c = preset_cluster("h800");
@@ -274,8 +276,9 @@ TEST(Plan, DualPipeHidesTheExpertAllToAllUnderComputation) {
             if (t.axis == Axis::ep) return t;
         return CommTerm{};
     };
+    const double sm_share = 24.0 / 132.0;
     EXPECT_GT(ep(dual).time_s, 1.0);
-    EXPECT_LT(ep(dual).exposed_s, 0.05 * ep(dual).time_s);
+    EXPECT_NEAR(ep(dual).exposed_s, sm_share * ep(dual).time_s, 1e-9 * ep(dual).time_s);
     EXPECT_NEAR(dual.throughput.tokens_per_s_per_gpu, 1543.0, 0.15 * 1543.0);
     Layout nccl = l;
     nccl.moe_dispatcher = Dispatcher::alltoall;
@@ -300,7 +303,7 @@ TEST(Plan, DualPipeHidesTheExpertAllToAllUnderComputation) {
     l.global_batch = 16384;  // interleaving wants micro-batches in groups of pp: 128
     const Plan inter = evaluate(m, c, l);
     ASSERT_FALSE(inter.rejection) << inter.rejection->expected;
-    EXPECT_LT(ep(inter).exposed_s, 0.05 * ep(inter).time_s);
+    EXPECT_NEAR(ep(inter).exposed_s, sm_share * ep(inter).time_s, 1e-9 * ep(inter).time_s);
 }
 
 // Tile and wave quantization of a GEMM's M×N output on the GPU's SMs, 128×128 tiles (compute.h). On an

@@ -161,9 +161,11 @@ TEST(Validation, PublishedRunsStayWithinTheReachedBounds) {
     // run at their burst figure times the B200's under-load ratio (Blackwell's `gemm_8` 0.62 → 0.58, at its
     // cuBLASLt figure rather than above it); 4.9 % / 14.2 % since llm-foundry's runs are priced as the eager
     // PyTorch they ran; 4.7 % / 14.0 % since the defaults take the NIC share from nccl-tests (0.9) instead of
-    // fitting it; 4.7 % / 13.2 % since a PaxML run's unstated recomputation is its recipes' own.
-    EXPECT_LE(s.median_abs_error, 0.049) << "median |error| of tokens/s per GPU";
-    EXPECT_LE(s.p90_abs_error, 0.136) << "90th percentile |error|";
+    // fitting it; 4.7 % / 13.2 % since a PaxML run's unstated recomputation is its recipes' own; 4.4 % /
+    // 13.0 % since a hidden collective pays the SMs its kernels hold (comm_sms; Hopper's refit gemm_16 0.68 →
+    // 0.70, gemm_8 0.63 → 0.65, towards their cuBLAS figures).
+    EXPECT_LE(s.median_abs_error, 0.046) << "median |error| of tokens/s per GPU";
+    EXPECT_LE(s.p90_abs_error, 0.133) << "90th percentile |error|";
     // The same-job ranking in sample: 90 % of 20 pairs since the NIC share is sourced (one Megatron-Bridge
     // pair); 85 % since SC21's ZeRO-3 runs are priced (its other
     // PTD-P / ZeRO-3 pair goes the measured way); 80 % since reduce-scatter and all-gather are rings (one of
@@ -413,7 +415,10 @@ TEST(Validation, RankingCountsSameJobPairsMoreThanFivePercentApart) {
 }
 
 // The headline figure: each source of calibration.json predicted with constants fitted on the others.
-// Reached: median 5.6 %, p90 17.2 %, ranking 90 % of 20 since the TP calls of the vocabulary-parallel ends
+// Reached: median 5.4 %, p90 16.5 %, ranking 90 % of 20 since a collective hidden under computation pays
+// the SMs its kernels take from it (comm_sms / sms of the hidden time, docs/model.md §5.3; 5.3 %, 16.1 %
+// charging only the DP traffic, but DeepSeek's all-to-all kernels hold their 20 SMs too); median 5.6 %,
+// p90 17.2 %, ranking 90 % of 20 since the TP calls of the vocabulary-parallel ends
 // (embedding, output layer) are priced; 5.5 %, 17.1 %, 90 % since Megatron-LM's and DeepSpeed's DP
 // traffic runs after the backward unless the layout overlaps it (dp_comm_overlap; SC21 4.1 → 4.8 %, p90
 // 15.1 → 16.7 %, its Table 1 runs at DP 32 slower still; MosaicML 4.0 → 4.2 % through Ampere's refit), and
@@ -473,8 +478,8 @@ TEST(Validation, RankingCountsSameJobPairsMoreThanFivePercentApart) {
 TEST(Validation, LeaveOneSourceOutStaysWithinTheReachedBounds) {
     SHARDPLAN_REQUIRE_SHARED(kCalibration);
     const LeaveOneSourceOut l = leave_one_source_out(read_cases(read_json_file(kCalibration, "calibration"), "calibration").cases);
-    EXPECT_LE(l.throughput.median_abs_error, 0.0565);
-    EXPECT_LE(l.throughput.p90_abs_error, 0.173);
+    EXPECT_LE(l.throughput.median_abs_error, 0.055);
+    EXPECT_LE(l.throughput.p90_abs_error, 0.166);
     EXPECT_GE(l.ranking.share(), 0.85);
 }
 

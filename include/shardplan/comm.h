@@ -16,6 +16,7 @@ namespace shardplan {
 
 struct ModelSpec;
 struct Layout;
+struct GpuSpec;
 
 /// One kind of call an axis makes: its buffer, group and the time of one call.
 struct Traffic {
@@ -38,6 +39,15 @@ Traffic tp_traffic(const ModelSpec& m, const Layout& l, const GroupPlacement& g,
 /// chunk cannot hide, each later one runs under the previous chunk's GEMM, so
 /// comm/k + (k − 1)/k · max(0, comm − gemm). k = 1 exposes everything.
 double chunked_overlap_exposed_s(double comm_s, double gemm_s, int64_t chunks);
+/// The share of a hidden collective's time the step still pays: while it runs beside the computation its
+/// kernels hold `comm_sms` of the GPU's `sms` SMs (NCCL launches one CTA per channel; DeepEP keeps a fixed
+/// budget, 20 SMs in DeepSeek-V3's DualPipe), and the computation it hides under runs on the rest:
+/// comm_sms / sms, at most 1; 0 where the GPU names no SM count (a TPU's collectives run on its DMA
+/// engines). docs/model.md §5.3.
+double overlap_sm_share(const GpuSpec& gpu);
+/// The exposed time of `comm_s` of collectives of which `hidden_s` runs under computation that loses
+/// `sm_share` of its SMs meanwhile: comm − hidden·(1 − sm_share).
+double exposed_beside_s(double comm_s, double hidden_s, double sm_share);
 /// CP: ring attention passes a K/V block of b·(s/cp)·(k+v width)/tp to the next rank cp − 1 times per
 /// layer forward, twice that backward (K/V again and their gradients).
 Traffic cp_traffic(const ModelSpec& m, const Layout& l, const GroupPlacement& g, const Fabric& f);

@@ -35,6 +35,7 @@ struct Efficiency {
     double a2a = 0.60;             // all-to-all reaches this share of the tier's achieved bandwidth (many small flows)
     double overlap_dp = 0.80;      // share of the last backward (first forward) that hides DP traffic (dp_comm_overlap)
     double overlap_cp = 0.80;      // share of CP ring traffic hidden under block attention
+    double comm_sms = 24;          // SMs a collective holds while it runs beside computation (NCCL's CTAs)
     double layer_overhead_s = 3e-3;  // host time to issue a layer's kernels per micro-batch (fwd + bwd), eager ops
     double fused_host_share = 0.73;  // share of it a layer of fused kernels (Kernels::fused) takes to issue
     double graph_node_gap_s = 0.5e-6;  // device-side launch of one kernel node of a replayed CUDA graph

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "shardplan/hardware.h"
 #include "shardplan/layout.h"
 #include "shardplan/model.h"
 
@@ -34,6 +35,15 @@ Traffic make(Collective kind, const char* label, double S, const GroupPlacement&
 double chunked_overlap_exposed_s(double comm_s, double gemm_s, int64_t chunks) {
     const double k = static_cast<double>(std::max<int64_t>(1, chunks));
     return comm_s / k + (k - 1.0) / k * std::max(0.0, comm_s - gemm_s);
+}
+
+double overlap_sm_share(const GpuSpec& gpu) {
+    if (gpu.sms <= 0) return 0.0;
+    return std::min(1.0, gpu.eff.comm_sms / static_cast<double>(gpu.sms));
+}
+
+double exposed_beside_s(double comm_s, double hidden_s, double sm_share) {
+    return comm_s - hidden_s * (1.0 - sm_share);
 }
 
 Traffic tp_traffic(const ModelSpec& m, const Layout& l, const GroupPlacement& g, const Fabric& f) {

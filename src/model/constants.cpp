@@ -109,6 +109,15 @@ const std::vector<Constant>& efficiency_constants() {
         {"overlap_cp", &Efficiency::overlap_cp, "overlap_cp", S::one, "fraction", 0, 1, 0.0, 1.0, false,
          "share of CP ring traffic hidden under block attention",
          "ring attention overlaps each K/V step with the previous block's attention (Megatron-Core CP)"},
+        {"comm_sms", &Efficiency::comm_sms, "comm_sms", S::one, "SMs", 0, 1000, 8, 32, false,
+         "SMs a collective's kernels hold while it runs beside computation (DP and FSDP traffic under the backward "
+         "and forward, EP all-to-alls under another micro-batch, CP's ring under attention), taken from the "
+         "computation it hides under: the step pays comm_sms / sms of the hidden time (docs/model.md §5.3)",
+         "NCCL launches one CTA per channel (ncclConfig_t's minCTAs and maxCTAs bound them; RCCL's documentation: "
+         "\"CTAs (channels)\"); an FSDP-style ncclAllGather beside a GEMM on an H100 (132 SMs) launched 24 (an "
+         "Nsight Systems profile, NVIDIA developer forum, \"Compute-Communication Overlap Causes Severe GEMM "
+         "Performance Degradation because of Tail Effect\"); "
+         "DeepSeek-V3's all-to-all kernels under DualPipe take 20 SMs (DeepSeek-V3 report §3.2.2): 24; not fitted"},
         {"layer_overhead_us", &Efficiency::layer_overhead_s, "layer_overhead_s", S::micro, "µs", 0, 1e6, 750, 3750, false,
          "host time to issue one layer's kernels per micro-batch as eager PyTorch ops (forward + backward; shows in "
          "part, docs/model.md §4)",

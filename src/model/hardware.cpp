@@ -122,39 +122,39 @@ Efficiency default_efficiency(const std::string& generation) {
     Efficiency e;
     // FITTED-BEGIN (tools/fit_defaults.py: shardplan calibrate calibration.json --per-generation)
     if (generation == "ampere") {  // 98 runs
-        e.gemm_16 = 0.7816;
+        e.gemm_16 = 0.7894;
         e.gemm_8 = 0.65;
         e.gemm_4 = 0.55;
-        e.gemm_half_dim = 167.1;
-        e.moe = 0.7061;
+        e.gemm_half_dim = 173.8;
+        e.moe = 0.6858;
         e.attn = 0.2153;
         e.scale_out_bw = 0.9;
-        e.overlap_dp = 0.5703;
-        e.a2a = 0.712;
+        e.overlap_dp = 0.6579;
+        e.a2a = 0.7754;
         e.reserve_bytes = 1.849e+09;
     }
     if (generation == "blackwell") {  // 64 runs
         e.gemm_16 = 0.51;
-        e.gemm_8 = 0.5879;
+        e.gemm_8 = 0.5958;
         e.gemm_4 = 0.6152;
         e.gemm_half_dim = 250;
-        e.moe = 0.6276;
-        e.attn = 0.1871;
+        e.moe = 0.6364;
+        e.attn = 0.1874;
         e.scale_out_bw = 0.9;
-        e.overlap_dp = 0.3037;
-        e.a2a = 0.9813;
+        e.overlap_dp = 0.3082;
+        e.a2a = 0.9752;
         e.reserve_bytes = 1.849e+09;
     }
     if (generation == "hopper") {  // 162 runs
-        e.gemm_16 = 0.6817;
-        e.gemm_8 = 0.6308;
+        e.gemm_16 = 0.7016;
+        e.gemm_8 = 0.6529;
         e.gemm_4 = 0.55;
-        e.gemm_half_dim = 455.9;
-        e.moe = 0.8121;
-        e.attn = 0.2139;
+        e.gemm_half_dim = 509.3;
+        e.moe = 0.7816;
+        e.attn = 0.2137;
         e.scale_out_bw = 0.9;
-        e.overlap_dp = 0.7345;
-        e.a2a = 0.703;
+        e.overlap_dp = 0.8499;
+        e.a2a = 0.7839;
         e.reserve_bytes = 1.849e+09;
     }
     // FITTED-END

@@ -172,7 +172,12 @@ struct LayerComm {
 };
 
 LayerComm layer_comm(const ModelSpec& m, const Layout& l, const std::vector<GroupPlacement>& groups, const Fabric& fabric,
-                     const Efficiency& eff, const LayerWork& dense, const LayerWork& moe) {
+                     const GpuSpec& gpu, const LayerWork& dense, const LayerWork& moe) {
+    const Efficiency& eff = gpu.eff;
+    // A collective hidden under computation takes its SMs from it (comm.h); TP overlap is exempt: its
+    // userbuffers move most chunks by ring exchange on one SM (Megatron-Bridge's RingExchangeOverlapCfg
+    // num_sm 1) and torchtitan's async TP copies through symmetric memory.
+    const double sm_share = overlap_sm_share(gpu);
     LayerComm x;
     x.recompute_fwd = l.recompute == Recompute::full ? 1 : 0;
     x.tp = tp_traffic(m, l, group(groups, Axis::tp), fabric);
@@ -204,15 +209,19 @@ LayerComm layer_comm(const ModelSpec& m, const Layout& l, const std::vector<Grou
         x.embed_bwd = l.sequence_parallel ? half : 0.0;
         x.head_fwd = l.sequence_parallel ? half : 0.0;
     }
-    x.cp_fwd_exp = std::max(0.0, static_cast<double>(l.cp - 1) * x.cp.time_s - eff.overlap_cp * dense.attn_fwd_s);
-    x.cp_bwd_exp = std::max(0.0, 2.0 * static_cast<double>(l.cp - 1) * x.cp.time_s - eff.overlap_cp * 2.5 * dense.attn_fwd_s);
+    auto beside = [sm_share](double comm_s, double window_s) {
+        return exposed_beside_s(comm_s, std::min(comm_s, std::max(0.0, window_s)), sm_share);
+    };
+    const double cp_steps = static_cast<double>(l.cp - 1);
+    x.cp_fwd_exp = beside(cp_steps * x.cp.time_s, eff.overlap_cp * dense.attn_fwd_s);
+    x.cp_bwd_exp = beside(2.0 * cp_steps * x.cp.time_s, eff.overlap_cp * 2.5 * dense.attn_fwd_s);
     x.ep_exp = x.ep.time_s;
     // EP: exposed in full, unless a forward chunk of one micro-batch is paired with a backward chunk of
     // another and each one's all-to-alls run under the other's computation: DualPipe (DeepSeek-V3 report
     // §3.2.1, Fig. 4), or Megatron's --overlap-moe-expert-parallel-comm, which pairs them the same way.
     // A MoE layer's four all-to-alls (dispatch and combine, forward and backward) hide under its forward
     // and backward computation, and only what exceeds that stays exposed. No fitted share decides.
-    if (x.has_ep && overlaps_ep(l)) x.ep_exp = std::max(0.0, x.ep.time_s - (moe.fwd_s + moe.bwd_s) / 4.0);
+    if (x.has_ep && overlaps_ep(l)) x.ep_exp = beside(x.ep.time_s, (moe.fwd_s + moe.bwd_s) / 4.0);
     return x;
 }
 
@@ -402,7 +411,7 @@ void evaluate_into(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Pl
 
     // 4-5. Per-layer TP/CP/EP traffic; each stage class's per-micro-batch times with what stays exposed.
     const double chunk_share = l.schedule == Schedule::dualpipe ? 0.5 : 1.0;  // a micro-batch crosses one of its 2 stages
-    const LayerComm lc = layer_comm(m, l, plan.groups, fabric, c.gpu.eff, w.dense, w.moe);
+    const LayerComm lc = layer_comm(m, l, plan.groups, fabric, c.gpu, w.dense, w.moe);
     const StageClass* critical = time_stages(l, w, lc, chunk_share, x.classes);
     plan.critical_stage = critical->first->index;
 
@@ -436,7 +445,7 @@ void evaluate_into(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Pl
 
     // 8. Gradient synchronisation: the DP reduction and parameter gathers, a tied embedding's all-reduce.
     const StageParams owned = stage_params(m, l, cs, layer_mem);
-    add_gradient_sync_terms(m, l, owned, cs.layers, critical->times, fabric, c.gpu.eff, mb, step_flops, plan);
+    add_gradient_sync_terms(m, l, owned, cs.layers, critical->times, fabric, c.gpu, mb, step_flops, plan);
 
     // 9. Optimizer on the parameters this GPU owns after ZeRO sharding.
     const double owned_params = l.zero >= 1 ? owned.dense / static_cast<double>(l.dp * l.cp) +

@@ -11,7 +11,7 @@ namespace shardplan::terms {
 /// updated parameters before the next forward; ZeRO-3 gathers them per micro-batch, twice, one of the
 /// critical stage's `units` layers at a time. Then a tied embedding's all-reduce between the end stages.
 void add_gradient_sync_terms(const ModelSpec& m, const Layout& l, const StageParams& owned, int64_t units,
-                             const StageTimes& critical, const Fabric& fabric, const Efficiency& eff, int64_t mb,
+                             const StageTimes& critical, const Fabric& fabric, const GpuSpec& gpu, int64_t mb,
                              double step_flops, Plan& plan) {
     const double dm = static_cast<double>(mb);
     const double gbytes = l.grad_dtype == GradDtype::fp32 ? 4.0 : 2.0;
@@ -19,13 +19,15 @@ void add_gradient_sync_terms(const ModelSpec& m, const Layout& l, const StagePar
     // take it first, the experts' (edp) what they leave (one DP stream, one set of NICs). Without DP
     // overlap (dp_comm_overlap off, ZeRO 0-2) there is none: the reduction waits for the backward's end
     // and the gather runs before the next forward.
-    const double share = overlaps_dp(l) ? eff.overlap_dp : 0.0;
+    // What hides is not free: the collective's kernels take their SMs from the computation beside it.
+    const double share = overlaps_dp(l) ? gpu.eff.overlap_dp : 0.0;
+    const double sm_share = overlap_sm_share(gpu);
     double fwd_window = share * critical.fwd_s;
     double bwd_window = share * critical.bwd_s;
-    auto hide = [](double comm_s, double& window_s) {  // exposed time; the window shrinks by what it hides
+    auto hide = [sm_share](double comm_s, double& window_s) {  // exposed time; the window shrinks by what it hides
         const double hidden = std::min(comm_s, window_s);
         window_s -= hidden;
-        return comm_s - hidden;
+        return exposed_beside_s(comm_s, hidden, sm_share);
     };
     struct DpPart { Axis axis; double params; };
     const GroupPlacement& dense_g = group(plan.groups, Axis::dp);

@@ -63,9 +63,10 @@ inline void add_term(Plan& plan, CommTerm t, double step_flops) {
 
 /// 8. Gradient synchronisation after the last backward: the DP reduction and parameter gathers by ZeRO
 /// stage (dense over dp·cp, experts over edp), then, with tied embeddings under PP, the end stages'
-/// all-reduce of the embedding's gradients (sync.cpp).
+/// all-reduce of the embedding's gradients (sync.cpp). What hides under the computation still costs the
+/// SMs it takes from it (overlap_sm_share, comm.h).
 void add_gradient_sync_terms(const ModelSpec& m, const Layout& l, const StageParams& owned, int64_t units,
-                             const StageTimes& critical, const Fabric& fabric, const Efficiency& eff, int64_t mb,
+                             const StageTimes& critical, const Fabric& fabric, const GpuSpec& gpu, int64_t mb,
                              double step_flops, Plan& plan);
 
 }  // namespace shardplan::terms
