@@ -145,7 +145,8 @@ TEST(Dp, TiedEmbeddingGradientsAreAllReducedBetweenTheEndStages) {
 // the DP traffic (overlap_dp 1): with comm_sms 0 nothing is exposed, so all of it, C, runs hidden; at the
 // default 24 of the H100's 132 SMs the step pays 24/132 of C, at 66 half of it, on a GPU with no SM count
 // none. Where only part H hides (overlap_dp 0.02) the exposed time is C − H·(1 − 24/132), H read from the
-// plan with comm_sms 0 as C less what it exposes. TP overlap's chunks (userbuffers' ring exchange, one
+// plan with comm_sms 0 as C less what it exposes. Only then does the term sit on the critical path: traffic
+// that hides in full is reported hidden, its exposed time the SMs' alone. TP overlap's chunks (userbuffers' ring exchange, one
 // SM) are not charged: the TP term of a TP 8 layout with tp_comm_overlap does not move.
 TEST(Dp, HiddenTrafficPaysTheSmsItsKernelsHold) {
     ClusterSpec c = preset_cluster("dgx-h100");
@@ -166,6 +167,7 @@ TEST(Dp, HiddenTrafficPaysTheSmsItsKernelsHold) {
     ASSERT_GT(free.time_s, 0.0);
     EXPECT_DOUBLE_EQ(free.exposed_s, 0.0);  // all of it hidden
     EXPECT_NEAR(dp_with(24, 132, l).exposed_s, free.time_s * 24.0 / 132.0, 1e-12);
+    EXPECT_FALSE(dp_with(24, 132, l).critical_path);
     EXPECT_NEAR(dp_with(66, 132, l).exposed_s, free.time_s * 0.5, 1e-12);
     EXPECT_DOUBLE_EQ(dp_with(24, 0, l).exposed_s, 0.0);
     c.gpu.eff.overlap_dp = 0.02;
@@ -174,6 +176,7 @@ TEST(Dp, HiddenTrafficPaysTheSmsItsKernelsHold) {
     const double hidden = part.time_s - part.exposed_s;
     ASSERT_GT(hidden, 0.0);
     EXPECT_NEAR(dp_with(24, 132, l).exposed_s, part.time_s - hidden * (1.0 - 24.0 / 132.0), 1e-12);
+    EXPECT_TRUE(dp_with(24, 132, l).critical_path);
     Layout tp = layout(8, 1, 1, 8);
     tp.tp_comm_overlap = true;
     auto tp_with = [&](double sms) {

@@ -48,6 +48,9 @@ double overlap_sm_share(const GpuSpec& gpu);
 /// The exposed time of `comm_s` of collectives of which `hidden_s` runs under computation that loses
 /// `sm_share` of its SMs meanwhile: comm − hidden·(1 − sm_share).
 double exposed_beside_s(double comm_s, double hidden_s, double sm_share);
+/// Whether some of a collective's traffic waits on the critical path rather than only the SMs of its hidden
+/// part: `exposed_s` (what exposed_beside_s gave) beyond `sm_share` of `comm_s`.
+bool traffic_waits(double comm_s, double exposed_s, double sm_share);
 /// CP: ring attention passes a K/V block of b·(s/cp)·(k+v width)/tp to the next rank cp − 1 times per
 /// layer forward, twice that backward (K/V again and their gradients).
 Traffic cp_traffic(const ModelSpec& m, const Layout& l, const GroupPlacement& g, const Fabric& f);

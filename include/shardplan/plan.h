@@ -37,7 +37,7 @@ struct CommTerm {
     int64_t calls_per_step = 0;
     double time_s = 0;           // total time of those calls
     double exposed_s = 0;        // the part compute does not hide (adds to the step)
-    bool critical_path = false;  // exposed_s > 0
+    bool critical_path = false;  // some of its traffic waits: exposed_s beyond what hidden traffic's SMs cost
     Tier tier = Tier::scale_up;
     bool crosses_domain = false;
     int64_t domains_spanned = 1;

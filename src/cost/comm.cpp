@@ -46,6 +46,10 @@ double exposed_beside_s(double comm_s, double hidden_s, double sm_share) {
     return comm_s - hidden_s * (1.0 - sm_share);
 }
 
+bool traffic_waits(double comm_s, double exposed_s, double sm_share) {
+    return comm_s > 0 && exposed_s > sm_share * comm_s * (1.0 + 1e-9);
+}
+
 Traffic tp_traffic(const ModelSpec& m, const Layout& l, const GroupPlacement& g, const Fabric& f) {
     const double S = kElem * tokens(l) * static_cast<double>(m.hidden);
     if (!l.sequence_parallel) return make(Collective::all_reduce, "all-reduce", S, g, f);

@@ -2,6 +2,7 @@
 // Colour only when asked (the CLI asks when stdout is a TTY); crossing groups are red.
 #include <fmt/format.h>
 
+#include "shardplan/comm.h"
 #include "shardplan/report.h"
 #include "shardplan/topology.h"
 
@@ -105,6 +106,13 @@ std::string format_plan(const Plan& p, bool color) {
         line(c.crosses_domain && c.axis != Axis::dp && c.axis != Axis::pp && c.axis != Axis::edp ? st.red(s) : s);
     }
     if (p.comm.empty()) line("  (none: a single GPU)");
+    for (const CommTerm& c : p.comm)
+        if (!c.critical_path && c.exposed_s > 0) {  // hidden, but its kernels' SMs are not the computation's
+            line(st.dim(fmt::format("  hidden traffic still holds {:g} of the GPU's {} SMs while it runs: {:.0f} % of its time is paid "
+                                    "(docs/model.md §5.3)",
+                                    p.cluster.gpu.eff.comm_sms, p.cluster.gpu.sms, 100.0 * overlap_sm_share(p.cluster.gpu))));
+            break;
+        }
 
     line("");
     const int64_t used = domain_occupancy(p.cluster, ranks(l));

@@ -169,6 +169,7 @@ struct LayerComm {
     double ends_fwd(const Stage& s) const { return (s.first ? embed_fwd : 0.0) + (s.last ? head_fwd : 0.0); }
     double ends_bwd(const Stage& s) const { return s.first ? embed_bwd : 0.0; }
     double cp_fwd_exp = 0, cp_bwd_exp = 0, ep_exp = 0;
+    double sm_share = 0;  // what the SMs of hidden CP and EP traffic cost (overlap_sm_share)
 };
 
 LayerComm layer_comm(const ModelSpec& m, const Layout& l, const std::vector<GroupPlacement>& groups, const Fabric& fabric,
@@ -177,8 +178,9 @@ LayerComm layer_comm(const ModelSpec& m, const Layout& l, const std::vector<Grou
     // A collective hidden under computation takes its SMs from it (comm.h); TP overlap is exempt: its
     // userbuffers move most chunks by ring exchange on one SM (Megatron-Bridge's RingExchangeOverlapCfg
     // num_sm 1) and torchtitan's async TP copies through symmetric memory.
-    const double sm_share = overlap_sm_share(gpu);
     LayerComm x;
+    x.sm_share = overlap_sm_share(gpu);
+    const double sm_share = x.sm_share;
     x.recompute_fwd = l.recompute == Recompute::full ? 1 : 0;
     x.tp = tp_traffic(m, l, group(groups, Axis::tp), fabric);
     x.cp = cp_traffic(m, l, group(groups, Axis::cp), fabric);
@@ -310,12 +312,19 @@ void add_layer_terms(const Layout& l, const LayerComm& lc, double layers_mb, dou
         add_term(plan, term(Axis::tp, lc.tp, group(plan.groups, Axis::tp), calls(layers_mb, lc.tp_calls) + ends_mb,
                             fwd * (1.0 + lc.recompute_fwd * replayed) + bwd + ends_exposed_s), step_flops);
     }
-    if (l.cp > 1)
-        add_term(plan, term(Axis::cp, lc.cp, group(plan.groups, Axis::cp), layers_mb * static_cast<double>(lc.cp_calls),
-                            layers_mb * (lc.cp_fwd_exp + lc.cp_bwd_exp)), step_flops);
-    if (lc.has_ep)
-        add_term(plan, term(Axis::ep, lc.ep, group(plan.groups, Axis::ep), calls(moe_layers_mb, lc.ep_calls),
-                            calls(moe_layers_mb, lc.ep_calls) * lc.ep_exp), step_flops);
+    // CP and EP traffic that hides still costs its SMs (§5.3): on the critical path only if some of it waits.
+    if (l.cp > 1) {
+        CommTerm t = term(Axis::cp, lc.cp, group(plan.groups, Axis::cp), layers_mb * static_cast<double>(lc.cp_calls),
+                          layers_mb * (lc.cp_fwd_exp + lc.cp_bwd_exp));
+        t.critical_path = traffic_waits(t.time_s, t.exposed_s, lc.sm_share);
+        add_term(plan, t, step_flops);
+    }
+    if (lc.has_ep) {
+        CommTerm t = term(Axis::ep, lc.ep, group(plan.groups, Axis::ep), calls(moe_layers_mb, lc.ep_calls),
+                          calls(moe_layers_mb, lc.ep_calls) * lc.ep_exp);
+        t.critical_path = traffic_waits(t.time_s, t.exposed_s, lc.sm_share);
+        add_term(plan, t, step_flops);
+    }
 }
 
 /// 7. The pipeline stage: each rank's per-micro-batch times and the boundary send go to the closed forms

@@ -82,7 +82,7 @@ void add_gradient_sync_terms(const ModelSpec& m, const Layout& l, const StagePar
         t.bytes_per_step = bytes;
         t.time_s = time_s;
         t.exposed_s = std::min(exposed_s, time_s);
-        t.critical_path = t.exposed_s > 0;
+        t.critical_path = traffic_waits(t.time_s, t.exposed_s, sm_share);
         if (part.axis == Axis::edp) t.axis = Axis::edp;
         t.gradient_sync = true;
         add_term(plan, t, step_flops);
