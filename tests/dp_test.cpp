@@ -146,8 +146,8 @@ TEST(Dp, TiedEmbeddingGradientsAreAllReducedBetweenTheEndStages) {
 // default 24 of the H100's 132 SMs the step pays 24/132 of C, at 66 half of it, on a GPU with no SM count
 // none. Where only part H hides (overlap_dp 0.02) the exposed time is C − H·(1 − 24/132), H read from the
 // plan with comm_sms 0 as C less what it exposes. Only then does the term sit on the critical path: traffic
-// that hides in full is reported hidden, its exposed time the SMs' alone. TP overlap's chunks (userbuffers' ring exchange, one
-// SM) are not charged: the TP term of a TP 8 layout with tp_comm_overlap does not move.
+// that hides in full is reported hidden, its exposed time the SMs' alone. TP overlap's chunks (userbuffers'
+// ring exchange, one SM) are not charged: the TP term of a TP 8 layout with tp_comm_overlap does not move.
 TEST(Dp, HiddenTrafficPaysTheSmsItsKernelsHold) {
     ClusterSpec c = preset_cluster("dgx-h100");
     c.gpus = 8;

@@ -180,7 +180,6 @@ LayerComm layer_comm(const ModelSpec& m, const Layout& l, const std::vector<Grou
     // num_sm 1) and torchtitan's async TP copies through symmetric memory.
     LayerComm x;
     x.sm_share = overlap_sm_share(gpu);
-    const double sm_share = x.sm_share;
     x.recompute_fwd = l.recompute == Recompute::full ? 1 : 0;
     x.tp = tp_traffic(m, l, group(groups, Axis::tp), fabric);
     x.cp = cp_traffic(m, l, group(groups, Axis::cp), fabric);
@@ -211,8 +210,8 @@ LayerComm layer_comm(const ModelSpec& m, const Layout& l, const std::vector<Grou
         x.embed_bwd = l.sequence_parallel ? half : 0.0;
         x.head_fwd = l.sequence_parallel ? half : 0.0;
     }
-    auto beside = [sm_share](double comm_s, double window_s) {
-        return exposed_beside_s(comm_s, std::min(comm_s, std::max(0.0, window_s)), sm_share);
+    auto beside = [share = x.sm_share](double comm_s, double window_s) {
+        return exposed_beside_s(comm_s, std::min(comm_s, std::max(0.0, window_s)), share);
     };
     const double cp_steps = static_cast<double>(l.cp - 1);
     x.cp_fwd_exp = beside(cp_steps * x.cp.time_s, eff.overlap_cp * dense.attn_fwd_s);
@@ -313,18 +312,12 @@ void add_layer_terms(const Layout& l, const LayerComm& lc, double layers_mb, dou
                             fwd * (1.0 + lc.recompute_fwd * replayed) + bwd + ends_exposed_s), step_flops);
     }
     // CP and EP traffic that hides still costs its SMs (§5.3): on the critical path only if some of it waits.
-    if (l.cp > 1) {
-        CommTerm t = term(Axis::cp, lc.cp, group(plan.groups, Axis::cp), layers_mb * static_cast<double>(lc.cp_calls),
-                          layers_mb * (lc.cp_fwd_exp + lc.cp_bwd_exp));
-        t.critical_path = traffic_waits(t.time_s, t.exposed_s, lc.sm_share);
-        add_term(plan, t, step_flops);
-    }
-    if (lc.has_ep) {
-        CommTerm t = term(Axis::ep, lc.ep, group(plan.groups, Axis::ep), calls(moe_layers_mb, lc.ep_calls),
-                          calls(moe_layers_mb, lc.ep_calls) * lc.ep_exp);
-        t.critical_path = traffic_waits(t.time_s, t.exposed_s, lc.sm_share);
-        add_term(plan, t, step_flops);
-    }
+    if (l.cp > 1)
+        add_term(plan, term(Axis::cp, lc.cp, group(plan.groups, Axis::cp), layers_mb * static_cast<double>(lc.cp_calls),
+                            layers_mb * (lc.cp_fwd_exp + lc.cp_bwd_exp), lc.sm_share), step_flops);
+    if (lc.has_ep)
+        add_term(plan, term(Axis::ep, lc.ep, group(plan.groups, Axis::ep), calls(moe_layers_mb, lc.ep_calls),
+                            calls(moe_layers_mb, lc.ep_calls) * lc.ep_exp, lc.sm_share), step_flops);
 }
 
 /// 7. The pipeline stage: each rank's per-micro-batch times and the boundary send go to the closed forms

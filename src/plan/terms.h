@@ -36,7 +36,10 @@ inline int64_t saturated_count(double calls) {
     return calls >= kMax ? std::numeric_limits<int64_t>::max() : static_cast<int64_t>(std::llround(calls));
 }
 
-inline CommTerm term(Axis axis, const Traffic& t, const GroupPlacement& g, double calls, double exposed) {
+/// One axis's term: `calls` of `t` a step, `exposed` of their time on the step. `sm_share` is what its hidden
+/// part costs (overlap_sm_share): the term sits on the critical path only where some traffic waits beyond it.
+inline CommTerm term(Axis axis, const Traffic& t, const GroupPlacement& g, double calls, double exposed,
+                     double sm_share = 0.0) {
     CommTerm c;
     c.axis = axis;
     c.collective = t.label;
@@ -45,7 +48,7 @@ inline CommTerm term(Axis axis, const Traffic& t, const GroupPlacement& g, doubl
     c.bytes_per_step = t.wire_bytes * calls;
     c.time_s = t.time_s * calls;
     c.exposed_s = std::min(exposed, c.time_s);
-    c.critical_path = c.exposed_s > 0;
+    c.critical_path = traffic_waits(c.time_s, c.exposed_s, sm_share);
     c.tier = t.tier;
     c.crosses_domain = g.crosses_domain();
     c.domains_spanned = g.domains_spanned;
