@@ -414,6 +414,44 @@ TEST(Validation, RankingCountsSameJobPairsMoreThanFivePercentApart) {
     EXPECT_DOUBLE_EQ(all.share(), 0.5);
 }
 
+// The ranking by how far apart the two predictions are, by hand: one job at four layouts measured at
+// 100, 120, 90 and 200 tokens/s/GPU and predicted at 100, 103, 108 and 150. Every pair is more than 5 %
+// apart as measured. Predicted gaps |a − b| / min: A-B 3 % (in order), B-C 5/103 = 4.85 % (against),
+// A-C 8 % (against), A-D 50 %, B-D 45.6 %, C-D 38.9 % (all three in order). So under 5 %: 1 of 2;
+// 5–10 %: 0 of 1; 10–20 %: none; 20 % or more: 3 of 3; in all 4 of 6.
+TEST(Validation, RankingSplitsPairsByHowFarApartTheirPredictionsAre) {
+    auto run = [](const char* layout, double measured, double predicted) {
+        CaseResult r;
+        r.job = "j";
+        r.layout = layout;
+        r.measured_tokens_per_s_per_gpu = measured;
+        r.tokens_per_s_per_gpu = predicted;
+        r.throughput_error = (predicted - measured) / measured;
+        return r;
+    };
+    const std::vector<CaseResult> runs = {run("A", 100, 100), run("B", 120, 103), run("C", 90, 108), run("D", 200, 150)};
+    std::vector<const CaseResult*> ptrs;
+    for (const CaseResult& r : runs) ptrs.push_back(&r);
+    RankingStats st = ranking_stats(ptrs);
+    EXPECT_EQ(st.pairs, 6);
+    EXPECT_EQ(st.ordered, 4);
+    const std::array<int64_t, 4> pairs = {2, 1, 0, 3}, ordered = {1, 0, 0, 3};
+    for (size_t i = 0; i < st.by_gap.size(); ++i) {
+        EXPECT_EQ(st.by_gap[i].pairs, pairs[i]) << i;
+        EXPECT_EQ(st.by_gap[i].ordered, ordered[i]) << i;
+    }
+    const json j = ranking_json(st);
+    ASSERT_EQ(j["by_predicted_gap"].size(), 4u);
+    EXPECT_DOUBLE_EQ(j["by_predicted_gap"][0]["to"].get<double>(), 0.05);
+    EXPECT_DOUBLE_EQ(j["by_predicted_gap"][0]["share"].get<double>(), 0.5);
+    EXPECT_TRUE(j["by_predicted_gap"][3]["to"].is_null());
+    EXPECT_EQ(format_ranking_gaps(st), " under 5 % 50 % of 2 · 5–10 % 0 % of 1 · 20 % or more 100 % of 3");
+    // Pooled over held-out sources, the bins add up (leave_one_source_out).
+    st += st;
+    EXPECT_EQ(st.pairs, 12);
+    EXPECT_EQ(st.by_gap[3].ordered, 6);
+}
+
 // The headline figure: each source of calibration.json predicted with constants fitted on the others.
 // Reached: median 5.4 %, p90 16.5 %, ranking 90 % of 20 since a collective hidden under computation pays
 // the SMs its kernels take from it (comm_sms / sms of the hidden time, docs/model.md §5.3; 5.3 %, 16.1 %

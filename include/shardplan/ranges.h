@@ -3,9 +3,12 @@
 /// family — with fallbacks to wider classes where too few runs are alike. The range is symmetric about the
 /// prediction (in ratio), as wide as a source the bands were not built from needs to fall inside it 80 % of
 /// the time. tools/fit_ranges.py writes the table from `validate calibration.json --leave-one-source-out --json`.
+/// Beside it, how close two predictions may be before the model cannot order them (kRankingResolution).
 ///
 ///   ThroughputRange r = throughput_range(1500, false, "hopper", "megatron");   // r.low, r.high, r.runs
 #pragma once
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -33,6 +36,14 @@ struct ThroughputRange {
     int64_t runs = 0;          // how many held-out runs the band comes from
     std::string basis;         // "moe · hopper · megatron", "dense · all frameworks", ...
 };
+/// Two layouts of one job whose predictions are closer than this share of the slower one are closer
+/// than the model can order: on published runs, pairs predicted less than 5 % apart were ordered as
+/// measured about as often as by a coin (validate's ranking by predicted gap; docs/validation.md,
+/// "Ranking"). The search says which of its answers are that close to its first.
+inline constexpr double kRankingResolution = 0.05;
+/// How far apart two predictions are, as a share of the smaller: |a − b| / min(a, b).
+inline double predicted_gap(double a, double b) { return std::fabs(a - b) / std::max(std::min(a, b), 1e-30); }
+
 /// The most specific band with at least kMinBandRuns runs.
 ThroughputRange throughput_range(double predicted, bool moe, const std::string& generation, const std::string& family);
 inline constexpr int64_t kMinBandRuns = 20;

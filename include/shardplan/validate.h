@@ -7,6 +7,7 @@
 ///   ValidationReport r = validate_cases(cases);
 ///   r.summary.median_abs_error;    // of tokens/s per GPU, relative
 #pragma once
+#include <array>
 #include <map>
 #include <optional>
 #include <string>
@@ -54,11 +55,20 @@ struct ErrorStats {
 };
 
 /// Ranking (../shared/validation/README.md): over pairs of runs of the same job with different layouts
-/// whose measured throughputs are more than 5 % apart, the share the prediction orders as measured.
-struct RankingStats {
+/// whose measured throughputs are more than 5 % apart, the share the prediction orders as measured;
+/// and the same split by how far apart the two predictions are (|P_a − P_b| / min), which says how close
+/// two predicted layouts may be before their order means nothing (kRankingResolution, ranges.h).
+struct RankingCount {
     int64_t pairs = 0;
     int64_t ordered = 0;  // predicted in the measured order
     double share() const { return pairs > 0 ? double(ordered) / double(pairs) : 0.0; }
+};
+/// The predicted gaps' bins: [0, 5 %), [5, 10 %), [10, 20 %), [20 %, ∞).
+inline constexpr std::array<double, 4> kRankingGapFrom = {0.0, 0.05, 0.10, 0.20};
+struct RankingStats : RankingCount {
+    std::array<RankingCount, kRankingGapFrom.size()> by_gap{};  // pairs whose predictions are that far apart
+    void add(bool in_order, double predicted_gap);
+    RankingStats& operator+=(const RankingStats& o);
 };
 /// The ranking of the cases' predictions (only cases with a prediction and a measured throughput count).
 RankingStats ranking_stats(const std::vector<const CaseResult*>& cases);
@@ -111,8 +121,10 @@ ValidationReport validate_cases(const CaseList& list);
 json validation_to_json(const ValidationReport& r);
 /// {"count", "median_abs_error", "p90_abs_error", "mean_signed_error"}: validate's and the hold-out's.
 json stats_json(const ErrorStats& s);
-/// {"pairs", "ordered", "share"}
+/// {"pairs", "ordered", "share", "by_predicted_gap": [{"from", "to" (null: no end), "pairs", "ordered", "share"}, ...]}
 json ranking_json(const RankingStats& s);
+/// " under 5 % 54 % of 2681 · 5–10 % 62 % of 2510 · ...": the ordered share in each predicted-gap bin that has pairs.
+std::string format_ranking_gaps(const RankingStats& s);
 std::string format_validation(const ValidationReport& r, bool per_case);
 
 /// The measured throughput a case states or implies (tokens/s per GPU), if any.

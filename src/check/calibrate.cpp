@@ -363,10 +363,7 @@ LeaveOneSourceOut leave_one_source_out(const std::vector<Case>& cases, int threa
         for (CaseResult& r : h) out.cases.push_back(std::move(r));
     out.throughput = error_stats(abs_all, sgn_all);
     // Ranking pairs never span sources (a job is one source's), so the pooled ranking is the sum.
-    for (const HeldOutSource& h : out.sources) {
-        out.ranking.pairs += h.ranking.pairs;
-        out.ranking.ordered += h.ranking.ordered;
-    }
+    for (const HeldOutSource& h : out.sources) out.ranking += h.ranking;
     return out;
 }
 

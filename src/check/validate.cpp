@@ -9,6 +9,7 @@
 
 #include "shardplan/error.h"
 #include "shardplan/plan.h"
+#include "shardplan/ranges.h"
 #include "shardplan/suggest.h"
 
 namespace shardplan {
@@ -195,11 +196,30 @@ RankingStats ranking_stats(const std::vector<const CaseResult*>& cases) {
                 if (a.layout == b.layout) continue;  // repeats of one layout say nothing about ranking
                 const double ma = *a.measured_tokens_per_s_per_gpu, mb = *b.measured_tokens_per_s_per_gpu;
                 if (std::max(ma, mb) <= 1.05 * std::min(ma, mb)) continue;  // not more than 5 % apart
-                ++st.pairs;
                 const double pa = a.tokens_per_s_per_gpu, pb = b.tokens_per_s_per_gpu;
-                if ((ma > mb && pa > pb) || (ma < mb && pa < pb)) ++st.ordered;  // a predicted tie orders nothing
+                // A predicted tie orders nothing.
+                st.add((ma > mb && pa > pb) || (ma < mb && pa < pb), predicted_gap(pa, pb));
             }
     return st;
+}
+
+void RankingStats::add(bool in_order, double predicted_gap) {
+    size_t bin = 0;
+    while (bin + 1 < kRankingGapFrom.size() && predicted_gap >= kRankingGapFrom[bin + 1]) ++bin;
+    for (RankingCount* c : {static_cast<RankingCount*>(this), &by_gap[bin]}) {
+        ++c->pairs;
+        if (in_order) ++c->ordered;
+    }
+}
+
+RankingStats& RankingStats::operator+=(const RankingStats& o) {
+    pairs += o.pairs;
+    ordered += o.ordered;
+    for (size_t i = 0; i < by_gap.size(); ++i) {
+        by_gap[i].pairs += o.by_gap[i].pairs;
+        by_gap[i].ordered += o.by_gap[i].ordered;
+    }
+    return *this;
 }
 
 ValidationReport validate_cases(const CaseList& list) {
@@ -270,7 +290,27 @@ namespace {
 json opt(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
 }  // namespace
 
-json ranking_json(const RankingStats& s) { return {{"pairs", s.pairs}, {"ordered", s.ordered}, {"share", s.share()}}; }
+std::string format_ranking_gaps(const RankingStats& s) {
+    std::string out;
+    for (size_t i = 0; i < s.by_gap.size(); ++i) {
+        if (s.by_gap[i].pairs == 0) continue;
+        const double from = 100 * kRankingGapFrom[i];
+        const std::string range = i == 0 ? fmt::format("under {:.0f} %", 100 * kRankingGapFrom[1])
+                                  : i + 1 < kRankingGapFrom.size() ? fmt::format("{:.0f}–{:.0f} %", from, 100 * kRankingGapFrom[i + 1])
+                                                                   : fmt::format("{:.0f} % or more", from);
+        out += fmt::format("{} {} {:.0f} % of {}", out.empty() ? "" : " ·", range, 100 * s.by_gap[i].share(), s.by_gap[i].pairs);
+    }
+    return out;
+}
+
+json ranking_json(const RankingStats& s) {
+    json gaps = json::array();
+    for (size_t i = 0; i < s.by_gap.size(); ++i)
+        gaps.push_back({{"from", kRankingGapFrom[i]},
+                        {"to", i + 1 < kRankingGapFrom.size() ? json(kRankingGapFrom[i + 1]) : json(nullptr)},
+                        {"pairs", s.by_gap[i].pairs}, {"ordered", s.by_gap[i].ordered}, {"share", s.by_gap[i].share()}});
+    return {{"pairs", s.pairs}, {"ordered", s.ordered}, {"share", s.share()}, {"by_predicted_gap", gaps}};
+}
 
 json stats_json(const ErrorStats& s) {
     return {{"count", s.count}, {"median_abs_error", s.median_abs_error}, {"p90_abs_error", s.p90_abs_error},
@@ -370,6 +410,7 @@ std::string format_validation(const ValidationReport& r, bool per_case) {
         std::string by;
         for (const auto& [k, v] : s.ranking_by_source) by += fmt::format("{}{} {:.0f} % of {}", by.empty() ? "" : ", ", k, 100 * v.share(), v.pairs);
         out += s.ranking_by_source.size() > 1 ? " (" + by + ")\n" : "\n";
+        out += "  by how far apart the two predictions are:" + format_ranking_gaps(s.ranking) + "\n";
     }
     if (s.memory.count > 0) {
         out += fmt::format("memory, {} cases with a measurement: median {:.1f} %, p90 {:.1f} %, mean signed {:+.1f} %; "
