@@ -11,6 +11,7 @@
 #include "scenario.h"
 #include "shardplan/error.h"
 #include "shardplan/export.h"
+#include "shardplan/ranges.h"
 #include "shardplan/report.h"
 #include "shardplan/search.h"
 #include "shardplan/table.h"
@@ -183,6 +184,17 @@ Run setup_search(CLI::App& cmd) {
                                  "#", "layout", "mb", "zero", "recompute", "sp", "schedule", "order", "tokens/s/GPU", "MFU",
                                  "memory");
         for (size_t i = 0; i < r.best.size(); ++i) std::cout << row(static_cast<int>(i + 1), r.best[i]);
+        // The answers predicted closer to the first than the model can order (ranges.h): the list is by
+        // throughput, so they follow it.
+        size_t close = 1;
+        while (close < r.best.size() && predicted_gap(r.best[0].throughput.tokens_per_s_per_gpu,
+                                                      r.best[close].throughput.tokens_per_s_per_gpu) < kRankingResolution)
+            ++close;
+        if (close > 1)
+            std::cout << fmt::format("  {} within {:.0f} % of #1, closer than the model can order layouts (docs/validation.md, "
+                                     "Ranking): weigh their memory and groups too\n",
+                                     close == 2 ? std::string("#2 is") : fmt::format("#2–#{} are", close),
+                                     100 * kRankingResolution);
         for (size_t i = 0; i < r.same_orders.size(); ++i)
             if (!r.same_orders[i].empty())
                 std::cout << fmt::format("  #{} plans the same under rank order {} (every group on the same tier)\n", i + 1,

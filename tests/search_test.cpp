@@ -4,6 +4,7 @@
 #include <random>
 
 #include "shardplan/presets.h"
+#include "shardplan/ranges.h"
 #include "shardplan/report.h"
 #include "shardplan/search.h"
 
@@ -201,6 +202,25 @@ TEST(Search, RankOrdersThatPlanAlikeAreOneAnswer) {
     EXPECT_GT(folded, 0u);
     EXPECT_EQ(r.same_orders[0], std::vector<std::string>{"cp-tp-ep-dp-pp"});
     EXPECT_EQ(search_to_json(r, false)["best"][0]["same_orders"], nlohmann::json::array({"cp-tp-ep-dp-pp"}));
+}
+
+// Each answer says how far behind the first it is predicted, (t₁ − tᵢ)/tᵢ as validate's ranking measures
+// a pair's predicted gap, next to the gap under which two predictions are closer than the model can order
+// (kRankingResolution, ranges.h; the search's text and the page say which answers are that close).
+TEST(Search, EachAnswerSaysHowFarBehindTheFirstItIs) {
+    Problem s = llama70b_on_64();
+    s.base.global_batch = 512;
+    s.base.seq_len = 8192;
+    const SearchResult r = search(s.model, s.cluster, s.base, SearchSpace{}, {.top = 5});
+    ASSERT_EQ(r.best.size(), 5u);
+    const nlohmann::json j = search_to_json(r, false);
+    EXPECT_DOUBLE_EQ(j["ranking_resolution"].get<double>(), kRankingResolution);
+    EXPECT_DOUBLE_EQ(j["best"][0]["gap_to_best"].get<double>(), 0.0);
+    for (size_t i = 1; i < r.best.size(); ++i) {
+        const double first = r.best[0].throughput.tokens_per_s_per_gpu, own = r.best[i].throughput.tokens_per_s_per_gpu;
+        EXPECT_DOUBLE_EQ(j["best"][i]["gap_to_best"].get<double>(), (first - own) / own) << i;
+        EXPECT_GE(j["best"][i]["gap_to_best"].get<double>(), j["best"][i - 1]["gap_to_best"].get<double>()) << i;
+    }
 }
 
 TEST(Search, TheFirstAnswerIsTheBestOfTheSimulatedShortlist) {

@@ -115,15 +115,17 @@ async function findBest() {
       return li;
     }));
     if (!r.best.length) $('search-summary').textContent += ' No layout fits.';
-    $('search-why').textContent = r.best.length > 1 ? whyFirst(r.best[0], r.best[1]) : '';
+    $('search-why').textContent = r.best.length > 1 ? whyFirst(r.best[0], r.best[1], r.ranking_resolution) : '';
     renderPareto(pareto ? r.pareto : null);
     $('search-title').scrollIntoView({ block: 'start' });
   } catch (e) {
     $('search-summary').textContent = e.message;
   }
 }
-// Why #1 beats #2: the share of the step where they differ most.
-function whyFirst(a, b) {
+// Why #1 beats #2: the share of the step where they differ most; and whether that is more than the
+// model can tell apart (ranking_resolution: layouts predicted closer were ordered as measured about as
+// often as by a coin on published runs, docs/validation.md "Ranking").
+function whyFirst(a, b, resolution) {
   const parts = [['compute', 'compute_s'], ['recomputation', 'recompute_s'], ['exposed communication', 'exposed_comm_s'],
                  ['pipeline bubble', 'bubble_s'], ['optimizer step', 'optimizer_s']];
   const [label, key] = parts.reduce((best, p) =>
@@ -133,8 +135,10 @@ function whyFirst(a, b) {
     return `#1 and #2 (${b.layout_string}) are as fast; #1 wins the tie with ` +
            (a.memory.total_bytes < b.memory.total_bytes - 1e6 ? `less memory (${fmtBytes(a.memory.total_bytes)} against ${fmtBytes(b.memory.total_bytes)}).`
                                                                : 'the simpler layout.');
+  const close = gain < 100 * resolution
+    ? ` Within ${Math.round(100 * resolution)} %, closer than the model can order layouts: weigh memory and groups too.` : '';
   return `#1 is ${gain.toFixed(1)} % faster than #2 (${b.layout_string}): the largest difference is ${label}, ` +
-         `${fmtTime(a.time[key])} against ${fmtTime(b.time[key])} per step.`;
+         `${fmtTime(a.time[key])} against ${fmtTime(b.time[key])} per step.${close}`;
 }
 // The Pareto front: memory per GPU (x) against tokens/s per GPU (y), each point a layout no other beats on both.
 function renderPareto(front) {

@@ -10,6 +10,7 @@
 #include "shardplan/collectives.h"
 #include "shardplan/comm.h"
 #include "shardplan/io.h"
+#include "shardplan/ranges.h"
 #include "shardplan/topology.h"
 
 namespace shardplan {
@@ -261,11 +262,14 @@ nlohmann::json plan_to_json(const Plan& p) {
 nlohmann::json search_to_json(const SearchResult& r, bool pareto) {
     nlohmann::json j = {{"evaluated", r.evaluated}, {"feasible", r.feasible}, {"elapsed_s", r.elapsed_s},
                         {"rejected", r.rejected}, {"shortest_miss_bytes", r.shortest_miss_bytes},
-                        {"best", nlohmann::json::array()}};
+                        {"ranking_resolution", kRankingResolution}, {"best", nlohmann::json::array()}};
     for (size_t i = 0; i < r.best.size(); ++i) {
         nlohmann::json b = plan_to_json(r.best[i]);
         // The rank orders folded into this answer: they plan exactly as it does.
         b["same_orders"] = i < r.same_orders.size() ? nlohmann::json(r.same_orders[i]) : nlohmann::json::array();
+        // How far behind the first it is predicted; under ranking_resolution the two are closer than the
+        // model can order.
+        b["gap_to_best"] = predicted_gap(r.best.front().throughput.tokens_per_s_per_gpu, r.best[i].throughput.tokens_per_s_per_gpu);
         j["best"].push_back(std::move(b));
     }
     if (pareto) {
