@@ -175,6 +175,9 @@ def _flat(rank, p):
     row["fits"] = p["memory"]["fits"]
     # Rank orders that plan exactly as this one (one answer), joined so the row stays flat: "" for none.
     row["same_orders"] = ", ".join(p.get("same_orders", []))
+    # How far behind the first it is predicted; under the search's ranking_resolution (on the list's
+    # raw) the two are closer than the model can order (docs/search.md, "How close is a tie").
+    row["gap_to_best"] = p.get("gap_to_best")
     return row
 
 

@@ -66,6 +66,10 @@ def test_search_rows_are_flat_and_ranked():
     assert speeds == sorted(speeds, reverse=True)
     assert all(not isinstance(v, (dict, list)) for r in rows for v in r.values())
     assert all(isinstance(r["same_orders"], str) for r in rows)
+    # How far behind the first: 0 for it, (t1 - t)/t for the others, beside the resolution on raw.
+    assert rows[0]["gap_to_best"] == 0
+    assert all(abs(r["gap_to_best"] - (speeds[0] - r["tokens_per_s_per_gpu"]) / r["tokens_per_s_per_gpu"]) < 1e-12 for r in rows)
+    assert rows.raw["ranking_resolution"] == 0.05
     assert rows.raw["evaluated"] > 0
     pinned = shardplan.search(model="llama3-8b", cluster="dgx-h100", gpus=64, global_batch=512, seq_len=8192, top=3,
                               pins={"tp": 8})
