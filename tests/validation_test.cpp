@@ -550,14 +550,29 @@ TEST(Validation, MemoryIsComparedWithTheFigureOfItsKind) {
         k.measured.memory_gb_per_gpu = p.memory.allocated_bytes() / 1e9;  // the allocated figure, for each kind
         list.cases.push_back(k);
     }
+    Case over = c;  // nvidia-smi reading 1.2 × the device figure: the prediction 1/1.2 − 1 = 16.7 % under
+    over.id = "over";
+    over.measured.memory_kind = "device";
+    over.measured.memory_gb_per_gpu = 1.2 * p.memory.device_bytes() / 1e9;
+    list.cases.push_back(over);
     const ValidationReport r = validate_cases(list);
-    ASSERT_EQ(r.cases.size(), 4u);
+    ASSERT_EQ(r.cases.size(), 5u);
     EXPECT_NEAR(*r.cases[0].memory_error, 0.0, 1e-12);
     EXPECT_NEAR(*r.cases[1].memory_error, (p.memory.reserved_bytes() - p.memory.allocated_bytes()) / p.memory.allocated_bytes(), 1e-12);
     EXPECT_NEAR(*r.cases[2].memory_error, (p.memory.device_bytes() - p.memory.allocated_bytes()) / p.memory.allocated_bytes(), 1e-12);
     EXPECT_EQ(r.cases[3].memory_kind, "device");  // unstated: what nvidia-smi shows
+    EXPECT_NEAR(*r.cases[4].memory_error, 1.0 / 1.2 - 1.0, 1e-12);
     EXPECT_EQ(r.summary.memory_by_kind.size(), 3u);
-    EXPECT_EQ(r.summary.memory_by_kind.at("device").count, 2);
+    EXPECT_EQ(r.summary.memory_by_kind.at("device").count, 3);
+    // More than 10 % under, overall and by kind (issue 15: "report the share").
+    EXPECT_EQ(r.summary.memory_under_10, 1);
+    EXPECT_EQ(r.summary.memory_under_10_by_kind.at("device"), 1);
+    EXPECT_EQ(r.summary.memory_under_10_by_kind.count("allocated"), 0u);
+    const json j = validation_to_json(r)["summary"]["memory_by_kind"];
+    EXPECT_EQ(j["device"]["under_10"], 1);
+    EXPECT_EQ(j["allocated"]["under_10"], 0);
+    EXPECT_NE(format_validation(r, false).find("device (compared with the predicted device figure): 3 cases"), std::string::npos);
+    EXPECT_NE(format_validation(r, false).find("1 (33 %) more than 10 % under"), std::string::npos);
 }
 
 // A reading of one rank is compared with that rank's stage (measured.memory_stage, which a note naming

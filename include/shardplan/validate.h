@@ -86,6 +86,7 @@ struct ValidationSummary {
     ErrorStats memory;        // where memory was measured
     std::map<std::string, ErrorStats> memory_by_kind;  // allocated / reserved / device
     int64_t memory_under_10 = 0;  // measured memory more than 10 % above the prediction
+    std::map<std::string, int64_t> memory_under_10_by_kind;  // the same, per memory kind
     std::map<std::string, ErrorStats> by_source, by_gpu, by_kind;
     RankingStats ranking;
     std::map<std::string, RankingStats> ranking_by_source;

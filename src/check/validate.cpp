@@ -250,7 +250,10 @@ ValidationReport validate_cases(const CaseList& list) {
                     a->abs.push_back(std::fabs(*r.memory_error));
                     a->sgn.push_back(*r.memory_error);
                 }
-                if (*r.memory_error < -0.10) ++s.memory_under_10;
+                if (*r.memory_error < -0.10) {
+                    ++s.memory_under_10;
+                    ++s.memory_under_10_by_kind[r.memory_kind];
+                }
             }
         }
         if (!r.error.empty()) {
@@ -360,7 +363,11 @@ json validation_to_json(const ValidationReport& r) {
               {"memory", stats_json(s.memory)}, {"memory_under_10_pct", s.memory_under_10},
               {"memory_by_kind", [&] {
                    json k = json::object();
-                   for (const auto& [name, v] : s.memory_by_kind) k[name] = stats_json(v);
+                   for (const auto& [name, v] : s.memory_by_kind) {
+                       k[name] = stats_json(v);
+                       const auto u = s.memory_under_10_by_kind.find(name);
+                       k[name]["under_10"] = u == s.memory_under_10_by_kind.end() ? 0 : u->second;
+                   }
                    return k;
                }()},
               {"range", {{"cases", s.predicted}, {"inside", s.in_range},
@@ -418,10 +425,14 @@ std::string format_validation(const ValidationReport& r, bool per_case) {
                            s.memory.count, 100 * s.memory.median_abs_error, 100 * s.memory.p90_abs_error,
                            100 * s.memory.mean_signed_error, s.memory_under_10,
                            100.0 * double(s.memory_under_10) / double(s.memory.count));
-        for (const auto& [k, v] : s.memory_by_kind)
+        for (const auto& [k, v] : s.memory_by_kind) {
+            const auto u = s.memory_under_10_by_kind.find(k);
+            const int64_t under = u == s.memory_under_10_by_kind.end() ? 0 : u->second;
             out += fmt::format("  {} (compared with the predicted {} figure): {} cases, median {:.1f} %, p90 {:.1f} %, "
-                               "mean signed {:+.1f} %\n",
-                               k, k, v.count, 100 * v.median_abs_error, 100 * v.p90_abs_error, 100 * v.mean_signed_error);
+                               "mean signed {:+.1f} %, {} ({:.0f} %) more than 10 % under\n",
+                               k, k, v.count, 100 * v.median_abs_error, 100 * v.p90_abs_error, 100 * v.mean_signed_error,
+                               under, v.count > 0 ? 100.0 * double(under) / double(v.count) : 0.0);
+        }
     }
     auto table = [&](const char* title, const std::map<std::string, ErrorStats>& m) {
         out += fmt::format("\n{:<26} {:>6} {:>9} {:>9} {:>12}\n", title, "cases", "median", "p90", "mean signed");
