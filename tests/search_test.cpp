@@ -26,6 +26,14 @@ Problem llama70b_on_64() {
     return s;
 }
 
+// The same at 8k tokens and 512 sequences a step, where the top answers are a percent apart.
+Problem llama70b_on_64_at_8k() {
+    Problem s = llama70b_on_64();
+    s.base.global_batch = 512;
+    s.base.seq_len = 8192;
+    return s;
+}
+
 int64_t sum(const std::map<std::string, int64_t>& m) {
     int64_t n = 0;
     for (const auto& [k, v] : m) n += v;
@@ -162,18 +170,11 @@ TEST(Search, NothingFitsIsAnAnswer) {
     EXPECT_GT(r.shortest_miss_bytes, 0);
 }
 
-// The first answer is the best: asking for one layout or for a thousand gives the same winner, because
-// the closed-form ranking inside the loop only shortlists (kRetimedPool) and the simulated pipeline picks.
-// GPT-3 175B on 4096 A100 (issue 14): with a shortlist of `top`, the closed forms alone put
-// TP8·CP2·PP2·VPP12 (3 micro-batches, an 18 % simulated bubble) first at 133.5 tokens/s/GPU, while
-// `--top 50` found faster layouts. The jobs are the benchmark's (bench/search_bench.cpp) and that one.
 // Two rank orders that put every group on the same tier plan exactly alike: one answer, the other order
 // named with it, so the list holds distinct layouts. Llama 3 70B on 64 H100 at 8k: TP2·CP2 with CP inside
 // TP or outside keeps both in the 8-GPU server.
 TEST(Search, RankOrdersThatPlanAlikeAreOneAnswer) {
-    Problem s = llama70b_on_64();
-    s.base.global_batch = 512;
-    s.base.seq_len = 8192;
+    const Problem s = llama70b_on_64_at_8k();
     const SearchResult r = search(s.model, s.cluster, s.base, SearchSpace{}, {.top = 5});
     ASSERT_EQ(r.best.size(), 5u);
     ASSERT_EQ(r.same_orders.size(), r.best.size());
@@ -208,9 +209,7 @@ TEST(Search, RankOrdersThatPlanAlikeAreOneAnswer) {
 // a pair's predicted gap, next to the gap under which two predictions are closer than the model can order
 // (kRankingResolution, ranges.h; the search's text and the page say which answers are that close).
 TEST(Search, EachAnswerSaysHowFarBehindTheFirstItIs) {
-    Problem s = llama70b_on_64();
-    s.base.global_batch = 512;
-    s.base.seq_len = 8192;
+    const Problem s = llama70b_on_64_at_8k();
     const SearchResult r = search(s.model, s.cluster, s.base, SearchSpace{}, {.top = 5});
     ASSERT_EQ(r.best.size(), 5u);
     const nlohmann::json j = search_to_json(r, false);
@@ -223,6 +222,11 @@ TEST(Search, EachAnswerSaysHowFarBehindTheFirstItIs) {
     }
 }
 
+// The first answer is the best: asking for one layout or for a thousand gives the same winner, because
+// the closed-form ranking inside the loop only shortlists (kRetimedPool) and the simulated pipeline picks.
+// GPT-3 175B on 4096 A100 (issue 14): with a shortlist of `top`, the closed forms alone put
+// TP8·CP2·PP2·VPP12 (3 micro-batches, an 18 % simulated bubble) first at 133.5 tokens/s/GPU, while
+// `--top 50` found faster layouts. The jobs are the benchmark's (bench/search_bench.cpp) and that one.
 TEST(Search, TheFirstAnswerIsTheBestOfTheSimulatedShortlist) {
     struct Job { const char* model; const char* cluster; int64_t gpus, gbs, seq; Precision precision; };
     for (const Job& j : {Job{"gpt3-175b", "dgx-a100", 4096, 1536, 2048, Precision::bf16},
