@@ -111,7 +111,9 @@ async function findBest() {
                                'aria-label': `Load layout ${i + 1}: ${p.layout_string}` }, 'Load');
       b.addEventListener('click', () => loadLayout(p.inputs.layout));
       const same = p.same_orders?.length ? ` (or ${p.same_orders.join(', ')}: the same plan)` : '';
-      li.append(b, `${p.layout_string} · mb ${p.inputs.layout.micro_batch} · ZeRO-${p.inputs.layout.zero} · ${p.inputs.layout.recompute} · ${p.inputs.layout.schedule} · order ${p.inputs.layout.order}${same} — ${Math.round(p.throughput.tokens_per_s_per_gpu).toLocaleString('en-US')} tokens/s/GPU, MFU ${(100 * p.throughput.mfu).toFixed(1)} %, ${fmtBytes(p.memory.total_bytes)}`);
+      // How far behind #1, and whether that is closer than the model can order (ranking_resolution).
+      const behind = i === 0 ? '' : `, ${(100 * p.gap_to_best).toFixed(1)} % behind #1${p.gap_to_best < r.ranking_resolution ? ' (a tie at the model’s resolution)' : ''}`;
+      li.append(b, `${p.layout_string} · mb ${p.inputs.layout.micro_batch} · ZeRO-${p.inputs.layout.zero} · ${p.inputs.layout.recompute} · ${p.inputs.layout.schedule} · order ${p.inputs.layout.order}${same} — ${Math.round(p.throughput.tokens_per_s_per_gpu).toLocaleString('en-US')} tokens/s/GPU, MFU ${(100 * p.throughput.mfu).toFixed(1)} %, ${fmtBytes(p.memory.total_bytes)}${behind}`);
       return li;
     }));
     if (!r.best.length) $('search-summary').textContent += ' No layout fits.';

@@ -289,6 +289,9 @@ test('the search keeps pinned degrees, draws the memory-speed front and says why
   const rows = await page.$$eval('#search-results li', (lis) => lis.map((li) => li.textContent));
   assert.ok(rows.length >= 2);
   for (const r of rows) assert.match(r, /TP2·/);
+  // Each answer after the first says how far behind #1 it is predicted.
+  for (const r of rows.slice(1)) assert.match(r, /[\d.]+ % behind #1/);
+  assert.doesNotMatch(rows[0], /behind #1/);
   const why = await page.textContent('#search-why');
   assert.match(why, /^(#1 is [\d.]+ % faster than #2 \(TP2·.*\): the largest difference is |#1 and #2 \(TP2·.*\) are as fast; #1 wins the tie with )/);
   // A lead under the model's resolution (5 %) is said to be one, and only then.
