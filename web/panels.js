@@ -132,7 +132,7 @@ function whyFirst(a, b, resolution) {
                  ['pipeline bubble', 'bubble_s'], ['optimizer step', 'optimizer_s']];
   const [label, key] = parts.reduce((best, p) =>
     Math.abs(b.time[p[1]] - a.time[p[1]]) > Math.abs(b.time[best[1]] - a.time[best[1]]) ? p : best);
-  const gain = 100 * (a.throughput.tokens_per_s_per_gpu / b.throughput.tokens_per_s_per_gpu - 1);
+  const gain = 100 * b.gap_to_best;  // the search's (t₁ − t₂)/t₂
   if (gain < 0.05)  // the search breaks ties by memory, then by the smaller layout
     return `#1 and #2 (${b.layout_string}) are as fast; #1 wins the tie with ` +
            (a.memory.total_bytes < b.memory.total_bytes - 1e6 ? `less memory (${fmtBytes(a.memory.total_bytes)} against ${fmtBytes(b.memory.total_bytes)}).`
