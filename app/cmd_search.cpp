@@ -59,10 +59,10 @@ const char* reason_text(const std::string& code) {
 
 std::string row(int rank, const Plan& p) {
     const Layout& l = p.layout;
-    return fmt::format("  {:>2}  {:<30} {:>3} {:>4} {:<9} {:<3} {:<11} {:<14} {:>11.0f} {:>6.1f}% {:>9}\n", rank,
+    return fmt::format("  {:>2}  {:<30} {:>3} {:>4} {:<9} {:<3} {:<11} {:<14} {:>11.0f} {:>6.1f}% {:>9} {:>9}\n", rank,
                        to_string(l), l.micro_batch, l.zero, enum_name(l.recompute), l.sequence_parallel ? "on" : "off",
                        enum_name(l.schedule), order_string(l), p.throughput.tokens_per_s_per_gpu, 100 * p.throughput.mfu,
-                       format_value(p.memory.total_bytes(), Unit::bytes));
+                       format_value(p.memory.total_bytes(), Unit::bytes), format_value(p.margin_bytes(), Unit::bytes));
 }
 
 }  // namespace
@@ -180,9 +180,11 @@ Run setup_search(CLI::App& cmd) {
                                          sp.recompute == Recompute::full ? "" : ", or allow recomputation");
             return 0;
         }
-        std::cout << fmt::format("\nBest layouts\n  {:>2}  {:<30} {:>3} {:>4} {:<9} {:<3} {:<11} {:<14} {:>11} {:>7} {:>9}\n",
+        // memory: the device figure, whose allocator cache fills what the allocations leave; spare: what
+        // they could still take (MemoryBreakdown::trim_cache), the figure that tells tight layouts apart.
+        std::cout << fmt::format("\nBest layouts\n  {:>2}  {:<30} {:>3} {:>4} {:<9} {:<3} {:<11} {:<14} {:>11} {:>7} {:>9} {:>9}\n",
                                  "#", "layout", "mb", "zero", "recompute", "sp", "schedule", "order", "tokens/s/GPU", "MFU",
-                                 "memory");
+                                 "memory", "spare");
         for (size_t i = 0; i < r.best.size(); ++i) std::cout << row(static_cast<int>(i + 1), r.best[i]);
         // The answers predicted closer to the first than the model can order (ranges.h): the list is by
         // throughput, so they follow it.
@@ -192,7 +194,7 @@ Run setup_search(CLI::App& cmd) {
             ++close;
         if (close > 1)
             std::cout << fmt::format("  {} within {:.0f} % of #1, closer than the model can order layouts (docs/validation.md, "
-                                     "Ranking): weigh their memory and groups too\n",
+                                     "Ranking): weigh their spare memory and groups too\n",
                                      close == 2 ? std::string("#2 is") : fmt::format("#2–#{} are", close),
                                      100 * kRankingResolution);
         for (size_t i = 0; i < r.same_orders.size(); ++i)
@@ -200,7 +202,7 @@ Run setup_search(CLI::App& cmd) {
                 std::cout << fmt::format("  #{} plans the same under rank order {} (every group on the same tier)\n", i + 1,
                                          fmt::join(r.same_orders[i], ", "));
         if (o->pareto) {
-            std::cout << "\nPareto front (memory ↑, throughput ↑)\n";
+            std::cout << "\nPareto front (memory needed ↑, spare ↓, throughput ↑)\n";
             for (size_t i = 0; i < r.pareto.size(); ++i) std::cout << row(static_cast<int>(i + 1), r.pareto[i]);
         }
         std::cout << "\nPlan of the best layout\n" << format_plan(r.best.front(), color);

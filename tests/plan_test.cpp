@@ -1,6 +1,7 @@
 // The whole step: hand-checkable properties of evaluate().
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "plan_helpers.h"
@@ -22,6 +23,41 @@ TEST(Plan, DefaultScenarioFitsAndIsSane) {
     EXPECT_GT(p.throughput.mfu, 0.2);
     EXPECT_LT(p.throughput.mfu, 0.7);
     EXPECT_EQ(p.micro_batches, 16);
+}
+
+// The margin `fits` has: usable HBM less the most any stage's allocations and runtime need, the allocator's
+// cache left out (it yields to allocations, MemoryBreakdown::trim_cache).
+TEST(Plan, MemoryToSpareIsWhatTheAllocationsCouldStillTake) {
+    auto most_needed = [](const Plan& p) {
+        double most = 0;
+        for (const StageReport& s : p.stages) most = std::max(most, s.memory.allocated_bytes() + s.memory.runtime_bytes);
+        return most;
+    };
+    // The default (Llama 3 405B on NVL72): far from full, the cache untrimmed, so the margin is what
+    // the device figure leaves plus the cache.
+    const Scenario s = default_scenario();
+    const Plan p = evaluate(s.model, s.cluster, s.layout);
+    ASSERT_TRUE(p.memory_fits);
+    EXPECT_DOUBLE_EQ(p.needed_bytes, most_needed(p));
+    EXPECT_DOUBLE_EQ(p.margin_bytes(), p.capacity_bytes - most_needed(p));
+    EXPECT_NEAR(p.margin_bytes(), p.capacity_bytes - p.memory.device_bytes() + p.memory.allocator_bytes, 1.0);
+    // DeepSeek-V3 on 1,024 GB200 at TP 1 · PP 8 · EP 64 under DualPipe: the cache fills the GPU (device =
+    // usable, 186 GB), and what is to spare is that cache, 5.35 GB, not the 0 the device figure leaves.
+    ClusterSpec c = preset_cluster("gb200-nvl72");
+    c.gpus = 1024;
+    Layout l = layout(1, 8, 128, 4096);
+    l.ep = 64;
+    l.schedule = Schedule::dualpipe;
+    const Plan tight = evaluate(preset_model("deepseek-v3"), c, l);
+    ASSERT_TRUE(tight.memory_fits);
+    EXPECT_NEAR(tight.memory.device_bytes(), tight.capacity_bytes, 1.0);
+    EXPECT_NEAR(tight.margin_bytes(), tight.memory.allocator_bytes, 1.0);
+    EXPECT_GT(tight.margin_bytes(), 1e9);
+    // Not fitting: nothing to spare, the shortfall instead.
+    const Plan over = plan_of("llama3-70b", "dgx-h100", 64, layout(1, 1, 64, 128));
+    ASSERT_FALSE(over.memory_fits);
+    EXPECT_EQ(over.margin_bytes(), 0.0);
+    EXPECT_NEAR(over.short_bytes(), over.needed_bytes - over.capacity_bytes, 1.0);
 }
 
 TEST(Plan, FullRecomputeGivesHfuAboveMfu) {

@@ -264,7 +264,7 @@ function render(p) {
   // Capacities are 10^9 bytes; what vendors sell as "80 GB" is GiB, so both are shown.
   const gib = (b) => `${(b / 2 ** 30).toFixed(1)} GiB`;
   $('fits').textContent = p.memory.fits
-    ? `fits: ${fmtBytes(p.memory.total_bytes)} of ${fmtBytes(p.memory.capacity_bytes)} (${gib(p.memory.capacity_bytes)}) usable`
+    ? `fits: ${fmtBytes(p.memory.total_bytes)} of ${fmtBytes(p.memory.capacity_bytes)} (${gib(p.memory.capacity_bytes)}) usable, ${fmtBytes(p.memory.margin_bytes)} to spare`
     : `does not fit: needs ${fmtBytes(p.memory.total_bytes)} of ${fmtBytes(p.memory.capacity_bytes)} (${gib(p.memory.capacity_bytes)}), short by ${fmtBytes(p.memory.short_bytes)}`;
   $('fits').className = p.memory.fits ? '' : 'bad';
   // A layout that does not fit does not run: its speed is what it would reach, shown as such.

@@ -113,7 +113,7 @@ async function findBest() {
       const same = p.same_orders?.length ? ` (or ${p.same_orders.join(', ')}: the same plan)` : '';
       // How far behind #1, and whether that is closer than the model can order (ranking_resolution).
       const behind = i === 0 ? '' : `, ${(100 * p.gap_to_best).toFixed(1)} % behind #1${p.gap_to_best < r.ranking_resolution ? ' (a tie at the model’s resolution)' : ''}`;
-      li.append(b, `${p.layout_string} · mb ${p.inputs.layout.micro_batch} · ZeRO-${p.inputs.layout.zero} · ${p.inputs.layout.recompute} · ${p.inputs.layout.schedule} · order ${p.inputs.layout.order}${same} — ${Math.round(p.throughput.tokens_per_s_per_gpu).toLocaleString('en-US')} tokens/s/GPU, MFU ${(100 * p.throughput.mfu).toFixed(1)} %, ${fmtBytes(p.memory.total_bytes)}${behind}`);
+      li.append(b, `${p.layout_string} · mb ${p.inputs.layout.micro_batch} · ZeRO-${p.inputs.layout.zero} · ${p.inputs.layout.recompute} · ${p.inputs.layout.schedule} · order ${p.inputs.layout.order}${same} — ${Math.round(p.throughput.tokens_per_s_per_gpu).toLocaleString('en-US')} tokens/s/GPU, MFU ${(100 * p.throughput.mfu).toFixed(1)} %, ${fmtBytes(p.memory.total_bytes)}, ${fmtBytes(p.memory.margin_bytes)} to spare${behind}`);
       return li;
     }));
     if (!r.best.length) $('search-summary').textContent += ' No layout fits.';
@@ -133,16 +133,17 @@ function whyFirst(a, b, resolution) {
   const [label, key] = parts.reduce((best, p) =>
     Math.abs(b.time[p[1]] - a.time[p[1]]) > Math.abs(b.time[best[1]] - a.time[best[1]]) ? p : best);
   const gain = 100 * b.gap_to_best;  // the search's (t₁ − t₂)/t₂
-  if (gain < 0.05)  // the search breaks ties by memory, then by the smaller layout
+  if (gain < 0.05)  // the search breaks ties by the memory needed, then by the smaller layout
     return `#1 and #2 (${b.layout_string}) are as fast; #1 wins the tie with ` +
-           (a.memory.total_bytes < b.memory.total_bytes - 1e6 ? `less memory (${fmtBytes(a.memory.total_bytes)} against ${fmtBytes(b.memory.total_bytes)}).`
-                                                               : 'the simpler layout.');
+           (a.memory.needed_bytes < b.memory.needed_bytes - 1e6 ? `more memory to spare (${fmtBytes(a.memory.margin_bytes)} against ${fmtBytes(b.memory.margin_bytes)}).`
+                                                                 : 'the simpler layout.');
   const close = gain < 100 * resolution
-    ? ` Within ${Math.round(100 * resolution)} %, closer than the model can order layouts: weigh memory and groups too.` : '';
+    ? ` Within ${Math.round(100 * resolution)} %, closer than the model can order layouts: weigh memory to spare and groups too.` : '';
   return `#1 is ${gain.toFixed(1)} % faster than #2 (${b.layout_string}): the largest difference is ${label}, ` +
          `${fmtTime(a.time[key])} against ${fmtTime(b.time[key])} per step.${close}`;
 }
-// The Pareto front: memory per GPU (x) against tokens/s per GPU (y), each point a layout no other beats on both.
+// The Pareto front: memory needed per GPU (x: allocated + runtime, the allocator's cache left out, as the search
+// weighs it) against tokens/s per GPU (y), each point a layout no other beats on both.
 function renderPareto(front) {
   const svg = $('pareto-plot');
   // An <svg> has no `hidden` property: the attribute itself is toggled.
@@ -151,16 +152,16 @@ function renderPareto(front) {
   if (none) { svg.replaceChildren(); return; }
   // One user unit per CSS pixel (at most 600 wide), so its labels stay 11 px on a phone.
   const W = Math.min(600, Math.max(300, Math.round(svg.getBoundingClientRect().width) || 600)), H = 220, L = 60, B = 30;
-  const xs = front.map((p) => p.memory.total_bytes), ys = front.map((p) => p.throughput.tokens_per_s_per_gpu);
+  const xs = front.map((p) => p.memory.needed_bytes), ys = front.map((p) => p.throughput.tokens_per_s_per_gpu);
   const x0 = Math.min(...xs), x1 = Math.max(...xs), y0 = 0, y1 = Math.max(...ys) * 1.1;
   const X = (v) => L + (x1 > x0 ? (v - x0) / (x1 - x0) : 0.5) * (W - L - 20);
   const Y = (v) => H - B - (v - y0) / (y1 - y0) * (H - B - 10);
   svg.setAttribute('viewBox', `0 0 ${W} ${H}`);
-  const parts = [el('text', { x: L, y: H - 6 }, `memory per GPU ${fmtBytes(x0)} – ${fmtBytes(x1)}`),
+  const parts = [el('text', { x: L, y: H - 6 }, `memory needed per GPU ${fmtBytes(x0)} – ${fmtBytes(x1)}`),
                  el('text', { x: 4, y: 14 }, 'tokens/s/GPU')];
   front.forEach((p) => {
-    const c = el('circle', { cx: X(p.memory.total_bytes), cy: Y(p.throughput.tokens_per_s_per_gpu), r: 5, class: 'front' });
-    c.appendChild(el('title', {}, `${p.layout_string}: ${Math.round(p.throughput.tokens_per_s_per_gpu)} tokens/s/GPU, ${fmtBytes(p.memory.total_bytes)}`));
+    const c = el('circle', { cx: X(p.memory.needed_bytes), cy: Y(p.throughput.tokens_per_s_per_gpu), r: 5, class: 'front' });
+    c.appendChild(el('title', {}, `${p.layout_string}: ${Math.round(p.throughput.tokens_per_s_per_gpu)} tokens/s/GPU, ${fmtBytes(p.memory.needed_bytes)} needed, ${fmtBytes(p.memory.margin_bytes)} to spare`));
     c.addEventListener('click', () => loadLayout(p.inputs.layout));
     parts.push(c);
   });

@@ -96,6 +96,9 @@ struct Plan {
     MemoryBreakdown memory;      // of worst_memory_stage
     double capacity_bytes = 0;   // usable HBM
     bool memory_fits = false;
+    /// The most any stage's allocations and runtime need (allocated + runtime, the caching allocator's
+    /// cache left out: it yields to allocations), which `memory_fits` compares with capacity_bytes.
+    double needed_bytes = 0;
     std::vector<CommTerm> comm;
     std::vector<GroupPlacement> groups;
     TimeBreakdown time;
@@ -103,6 +106,9 @@ struct Plan {
     bool feasible() const { return !rejection && memory_fits; }
     /// How much memory the fullest stage lacks (0 when it fits).
     double short_bytes() const { return std::max(0.0, memory.total_bytes() - capacity_bytes); }
+    /// How much more every stage could allocate before the GPU runs out, its cached blocks given up first
+    /// (0 when it does not fit): the margin of `memory_fits`.
+    double margin_bytes() const { return memory_fits ? std::max(0.0, capacity_bytes - needed_bytes) : 0.0; }
 };
 
 /// The per-layer work and memory of a layout (a dense, a MoE and the LM-head layer for one micro-batch). It depends

@@ -172,6 +172,9 @@ def _flat(rank, p):
     row["mfu"] = p["throughput"]["mfu"]
     row["step_s"] = p["time"]["step_s"]
     row["memory_bytes"] = p["memory"]["total_bytes"]
+    # What the allocations could still take (the allocator's cache given up first): tight layouts all
+    # show usable HBM as memory_bytes, their cache filling the rest.
+    row["margin_bytes"] = p["memory"]["margin_bytes"]
     row["fits"] = p["memory"]["fits"]
     # Rank orders that plan exactly as this one (one answer), joined so the row stays flat: "" for none.
     row["same_orders"] = ", ".join(p.get("same_orders", []))

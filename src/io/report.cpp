@@ -34,6 +34,8 @@ constexpr Field kFields[] = {
     {"memory.fits", "fits", Unit::flag, [](const Plan& p) { return p.memory_fits ? 1.0 : 0.0; }},
     {"memory.short_bytes", "short by", Unit::bytes,
      [](const Plan& p) { return p.short_bytes(); }},
+    {"memory.needed_bytes", "needed (allocated + runtime)", Unit::bytes, [](const Plan& p) { return p.needed_bytes; }},
+    {"memory.margin_bytes", "to spare", Unit::bytes, [](const Plan& p) { return p.margin_bytes(); }},
     {"memory.worst_stage", "worst stage", Unit::count, [](const Plan& p) { return double(p.worst_memory_stage); }},
     {"time.step_s", "step", Unit::seconds, [](const Plan& p) { return p.time.step_s; }},
     {"time.compute_s", "compute", Unit::seconds, [](const Plan& p) { return p.time.compute_s; }},

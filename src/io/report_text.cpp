@@ -91,6 +91,11 @@ std::string format_plan(const Plan& p, bool color) {
                           "memory.device_bytes", "memory.capacity_bytes"})
         line(row(p, k));
     if (!p.memory_fits) line(st.red(row(p, "memory.short_bytes")));
+    else if (const double cached = p.margin_bytes() - std::max(0.0, p.capacity_bytes - p.memory.device_bytes());
+             cached > 0.5e6)  // part of the margin is the allocator's cache, which yields before an allocation fails
+        line(row(p, "memory.margin_bytes") +
+             st.dim(fmt::format("  ({} of it the allocator cache, given up first)", format_value(cached, Unit::bytes))));
+    else line(row(p, "memory.margin_bytes"));
     line(st.dim("  W weights  G gradients  O optimizer  A activations  . buffers, allocator cache, CUDA context and NCCL"));
 
     line("");

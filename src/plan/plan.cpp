@@ -135,9 +135,12 @@ void place_memory(const Scratch& x, const std::vector<double>& in_flight, double
     // comes before one that does.
     bool worst_over = false;
     double worst = -1;
+    plan.needed_bytes = 0;
     for (size_t i = 0; i < x.stages.size(); ++i) {
         const MemoryBreakdown mem = with_in_flight(x.classes[x.class_of[i]], in_flight[i], fragmentation);
-        const bool over = mem.allocated_bytes() + mem.runtime_bytes > plan.capacity_bytes;
+        const double needed = mem.allocated_bytes() + mem.runtime_bytes;
+        plan.needed_bytes = std::max(plan.needed_bytes, needed);
+        const bool over = needed > plan.capacity_bytes;
         const double key = mem.total_bytes();
         if ((over && !worst_over) || (over == worst_over && key > worst)) {
             worst_over = over;

@@ -34,6 +34,8 @@ struct Shape {
 // A feasible layout as the search ranks it: cheap to copy, totally ordered.
 struct Scored {
     double tokens_per_s_per_gpu;
+    // What the layout's allocations and runtime need (Plan::needed_bytes): the device figure less the
+    // allocator's cache, which fills what they leave, so tight layouts would all read usable HBM.
     double memory_bytes;
     Layout layout;
     // The most the simulated pipeline can give: the closed-form step less what a simulation could take
@@ -246,7 +248,7 @@ void run_shape(const ModelSpec& m, const ClusterSpec& c, const Layout& base, con
                                 break;
                             }
                             if (hopeless) continue;
-                            const Scored sc{p.throughput.tokens_per_s_per_gpu, p.memory.total_bytes(), l, ceiling_of(p, l, c)};
+                            const Scored sc{p.throughput.tokens_per_s_per_gpu, p.needed_bytes, l, ceiling_of(p, l, c)};
                             keep_top(out.top, sc, top);
                             if (pareto) keep_pareto(out.pareto, sc);
                         }
@@ -319,7 +321,7 @@ void retime(const ModelSpec& m, const ClusterSpec& c, const std::vector<Scored>&
     for (size_t i = 0; i < plans.size(); ++i) {
         if (!plans[i].feasible()) continue;
         const Plan& p = plans[i];
-        out.push_back({Scored{p.throughput.tokens_per_s_per_gpu, p.memory.total_bytes(), kept[first + i].layout},
+        out.push_back({Scored{p.throughput.tokens_per_s_per_gpu, p.needed_bytes, kept[first + i].layout},
                        std::move(plans[i])});
     }
 }

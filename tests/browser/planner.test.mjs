@@ -183,7 +183,8 @@ test('Back returns to the previous plan; a layout that does not fit shows its sp
   assert.match(await page.textContent('#fits'), /^does not fit: needs [\d.]+ GB of 85\.52 GB \(79\.6 GiB\), short by/);
   await setNumber('tp', 8);
   await settle(() => !document.querySelector('#throughput-card').classList.contains('unfit'));
-  assert.match(await page.textContent('#fits'), /of 85\.52 GB \(79\.6 GiB\) usable$/);
+  // It fits, and says by how much: what the allocations could still take.
+  assert.match(await page.textContent('#fits'), /of 85\.52 GB \(79\.6 GiB\) usable, [\d.]+ GB to spare$/);
   // Interleaved needs two chunks per rank: choosing it with VPP 1 sets VPP 2 instead of failing.
   await setNumber('pp', 2);
   await settle(() => location.hash.includes('pp=2'));
@@ -289,6 +290,8 @@ test('the search keeps pinned degrees, draws the memory-speed front and says why
   const rows = await page.$$eval('#search-results li', (lis) => lis.map((li) => li.textContent));
   assert.ok(rows.length >= 2);
   for (const r of rows) assert.match(r, /TP2·/);
+  // Each says how much memory it leaves to spare, what tells tight layouts apart.
+  for (const r of rows) assert.match(r, /[\d.]+ [kMGT]B to spare/);
   // Each answer after the first says how far behind #1 it is predicted.
   for (const r of rows.slice(1)) assert.match(r, /[\d.]+ % behind #1/);
   assert.doesNotMatch(rows[0], /behind #1/);

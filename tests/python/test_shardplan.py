@@ -70,6 +70,12 @@ def test_search_rows_are_flat_and_ranked():
     assert rows[0]["gap_to_best"] == 0
     assert all(abs(r["gap_to_best"] - (speeds[0] - r["tokens_per_s_per_gpu"]) / r["tokens_per_s_per_gpu"]) < 1e-12 for r in rows)
     assert rows.raw["ranking_resolution"] == 0.05
+    # Memory to spare: what the allocations could still take, never more than the device figure leaves
+    # beside the allocator's cache nor less than what it leaves outright.
+    for r, p in zip(rows, rows.raw["best"]):
+        m = p["memory"]
+        assert r["margin_bytes"] == m["margin_bytes"] == m["capacity_bytes"] - m["needed_bytes"]
+        assert m["capacity_bytes"] - m["device_bytes"] <= r["margin_bytes"] <= m["capacity_bytes"] - m["device_bytes"] + m["allocator_bytes"] + 1
     assert rows.raw["evaluated"] > 0
     pinned = shardplan.search(model="llama3-8b", cluster="dgx-h100", gpus=64, global_batch=512, seq_len=8192, top=3,
                               pins={"tp": 8})
