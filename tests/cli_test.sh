@@ -111,7 +111,7 @@ expect 2 "--gpus: expected positive integers separated by commas" sweep --model 
 expect 0 "memory.total_bytes" plan --format csv
 expect 0 "| model | cluster |" plan --format markdown
 expect 0 "set,rank,layout" search --model llama3-8b --cluster dgx-h100 --gpus 8 --global-batch 64 --format csv
-expect 0 ",memory_bytes,gap_to_best" search --model llama3-8b --cluster dgx-h100 --gpus 8 --global-batch 64 --format csv
+expect 0 ",memory_bytes,margin_bytes,gap_to_best" search --model llama3-8b --cluster dgx-h100 --gpus 8 --global-batch 64 --format csv
 # Answers predicted within 5 % of the first are named as closer than the model can order (docs/search.md).
 expect 0 "within 5 % of #1, closer than the model can order layouts" search --model llama3-70b --cluster dgx-h100 --gpus 512 --seq-len 8192 --global-batch 1024
 expect 2 "--format: expected one of table, json, csv, markdown" plan --format yaml

@@ -116,7 +116,8 @@ Table search_table(const SearchResult& r) {
     Table t;
     t.header = {"set", "rank"};
     t.header.insert(t.header.end(), kLayoutHeader.begin(), kLayoutHeader.end());
-    for (const char* h : {"tokens_per_s_per_gpu", "mfu", "hfu", "step_s", "memory_bytes", "gap_to_best"}) t.header.push_back(h);
+    for (const char* h : {"tokens_per_s_per_gpu", "mfu", "hfu", "step_s", "memory_bytes", "margin_bytes", "gap_to_best"})
+        t.header.push_back(h);
     const double first = r.best.empty() ? 0.0 : r.best.front().throughput.tokens_per_s_per_gpu;
     auto add = [&](const char* set, const std::vector<Plan>& plans) {
         for (size_t i = 0; i < plans.size(); ++i) {
@@ -125,7 +126,8 @@ Table search_table(const SearchResult& r) {
             const auto lc = layout_cells(p.layout);
             row.insert(row.end(), lc.begin(), lc.end());
             for (double v : {p.throughput.tokens_per_s_per_gpu, p.throughput.mfu, p.throughput.hfu, p.time.step_s,
-                             p.memory.total_bytes(), predicted_gap(first, p.throughput.tokens_per_s_per_gpu)})
+                             p.memory.total_bytes(), p.margin_bytes(),
+                             predicted_gap(first, p.throughput.tokens_per_s_per_gpu)})
                 row.push_back(number_text(v));
             t.rows.push_back(row);
         }
