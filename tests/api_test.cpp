@@ -237,6 +237,9 @@ TEST(Api, FitListsTheSingleChangesThatMakeALayoutFit) {
     EXPECT_EQ(j["changes"][0]["change"], "ZeRO 0 → 2");
     EXPECT_TRUE(j["changes"][0]["fits"].get<bool>());
     EXPECT_EQ(j["changes"][0]["layout"]["zero"], 2);
+    // A fitting change says what it leaves to spare; one that does not, nothing.
+    for (const json& c : j["changes"])
+        EXPECT_EQ(c["margin_bytes"].get<double>() > 0, c["fits"].get<bool>()) << c["change"];
     // Fitting changes first, fastest first; the rest by memory.
     bool seen_unfit = false;
     double last = 1e300;

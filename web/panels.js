@@ -184,7 +184,7 @@ async function updateFit(plan, mine) {
     const b = el('button', { type: 'button', class: 'apply', 'aria-label': `Apply: ${c.change}` }, 'Apply');
     b.addEventListener('click', () => loadLayout(c.layout));
     li.append(b, ` ${c.change} — ${Math.round(c.tokens_per_s_per_gpu).toLocaleString('en-US')} tokens/s/GPU, ` +
-              (c.fits ? `${fmtBytes(c.memory_bytes)}` : `still short by ${fmtBytes(c.short_bytes)}`));
+              (c.fits ? `fits, ${fmtBytes(c.margin_bytes)} to spare` : `still short by ${fmtBytes(c.short_bytes)}`));
     if (i === 0 && c.fits) li.classList.add('best');
     return li;
   }));

@@ -286,7 +286,7 @@ nlohmann::json fit_changes_to_json(const Plan& p, const std::vector<FitChange>& 
     for (const FitChange& f : changes)
         out.push_back({{"change", f.change}, {"layout", to_json(f.layout)}, {"layout_string", to_string(f.layout)},
                        {"fits", f.plan.memory_fits}, {"tokens_per_s_per_gpu", f.plan.throughput.tokens_per_s_per_gpu},
-                       {"memory_bytes", f.plan.memory.total_bytes()},
+                       {"memory_bytes", f.plan.memory.total_bytes()}, {"margin_bytes", f.plan.margin_bytes()},
                        {"short_bytes", f.plan.short_bytes()}});
     return {{"fits", p.memory_fits}, {"layout_string", to_string(p.layout)},
             {"tokens_per_s_per_gpu", p.throughput.tokens_per_s_per_gpu},
@@ -306,7 +306,7 @@ std::string format_fit_changes(const Plan& p, const std::vector<FitChange>& chan
                                 : 0.0;
         s += fmt::format("  {:<34} {:>9.0f} tokens/s/GPU ({:+.1f} %)  {}\n", f.change, f.plan.throughput.tokens_per_s_per_gpu,
                          100.0 * cost,
-                         f.plan.memory_fits ? format_value(f.plan.memory.total_bytes(), Unit::bytes) + " fits"
+                         f.plan.memory_fits ? "fits, " + format_value(f.plan.margin_bytes(), Unit::bytes) + " to spare"
                                             : "short by " + format_value(f.plan.short_bytes(), Unit::bytes));
         ++shown;
     }

@@ -223,6 +223,7 @@ test('a layout that does not fit lists the single changes that would make it fit
   assert.match(await page.textContent('#fit-summary'), /single changes? makes? it fit/);
   const first = await page.textContent('#fit-changes li:first-child');
   assert.match(first, /ZeRO 0 → 2/);
+  assert.match(first, /fits, [\d.]+ [kMGT]B to spare$/);
   await page.click('#fit-changes li:first-child button.apply');
   await settle(() => document.querySelector('#zero').value === '2');
   await settle(() => document.querySelector('#fit-box').hidden);
