@@ -114,20 +114,21 @@ Run setup_sweep(CLI::App& cmd) {
                 if (swept->axis != SweepAxis::global_batch) fixed += fmt::format(" · global batch {}", global_batch(base.layout));
                 std::cout << fmt::format("shardplan sweep · {} on {} · {}{}\n", base.model.name, base.cluster.gpu.id,
                                          enum_name(swept->axis), fixed);
-                std::cout << fmt::format("  {:>12}  {:<32} {:>4} {:>4} {:<9} {:<11} {:>12} {:>7} {:>10}\n",
+                std::cout << fmt::format("  {:>12}  {:<32} {:>4} {:>4} {:<9} {:<11} {:>12} {:>7} {:>10} {:>10}\n",
                                          enum_name(swept->axis), "best layout", "mb", "zero", "recompute", "schedule",
-                                         "tokens/s/GPU", "MFU", "memory");
+                                         "tokens/s/GPU", "MFU", "memory", "spare");
                 for (const SweepPoint& p : points) {
                     if (p.result.best.empty()) {
                         std::cout << fmt::format("  {:>12}  no layout fits ({} evaluated)\n", p.value, p.result.evaluated);
                         continue;
                     }
                     const Plan& b = p.result.best.front();
-                    std::cout << fmt::format("  {:>12}  {:<32} {:>4} {:>4} {:<9} {:<11} {:>12.0f} {:>6.1f}% {:>10}\n", p.value,
-                                             to_string(b.layout), b.layout.micro_batch, b.layout.zero,
+                    std::cout << fmt::format("  {:>12}  {:<32} {:>4} {:>4} {:<9} {:<11} {:>12.0f} {:>6.1f}% {:>10} {:>10}\n",
+                                             p.value, to_string(b.layout), b.layout.micro_batch, b.layout.zero,
                                              enum_name(b.layout.recompute), enum_name(b.layout.schedule),
                                              b.throughput.tokens_per_s_per_gpu, 100 * b.throughput.mfu,
-                                             format_value(b.memory.total_bytes(), Unit::bytes));
+                                             format_value(b.memory.total_bytes(), Unit::bytes),
+                                             format_value(b.margin_bytes(), Unit::bytes));
                 }
                 if (!o->plot.empty()) std::cout << "wrote " << o->plot << "\n";
                 break;

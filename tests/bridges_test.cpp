@@ -349,6 +349,10 @@ TEST(Sweep, CsvAndSvgAreWellFormed) {
     for (const auto& r : rows) EXPECT_EQ(r.size(), rows[0].size());
     EXPECT_EQ(rows[4][0], "64");
     EXPECT_GT(std::stod(rows[4][6]), 0);  // tokens_per_s_per_gpu
+    // memory_bytes, then what its allocations could still take (Plan::margin_bytes).
+    ASSERT_EQ(rows[0][9], "margin_bytes");
+    EXPECT_DOUBLE_EQ(std::stod(rows[4][9]), points[3].result.best.front().margin_bytes());
+    EXPECT_GT(std::stod(rows[4][9]), 0);
     const std::string svg = sweep_svg(points, SweepAxis::gpus, "Llama <3> & friends");
     EXPECT_TRUE(svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""));
     EXPECT_TRUE(well_formed_xml(svg)) << svg.substr(0, 400);

@@ -26,17 +26,18 @@ std::vector<SweepPoint> sweep(const ModelSpec& m, const ClusterSpec& c, const La
 Table sweep_table(const std::vector<SweepPoint>& points, SweepAxis axis) {
     Table t;
     t.header = {std::string(enum_name(axis)), "layout", "micro_batch", "zero", "recompute", "schedule",
-                "tokens_per_s_per_gpu", "mfu", "memory_bytes", "step_s", "evaluated", "feasible"};
+                "tokens_per_s_per_gpu", "mfu", "memory_bytes", "margin_bytes", "step_s", "evaluated", "feasible"};
     for (const SweepPoint& p : points) {
         std::vector<std::string> row = {std::to_string(p.value)};
         if (p.result.best.empty()) {
-            row.insert(row.end(), {"", "", "", "", "", "", "", "", ""});
+            row.insert(row.end(), {"", "", "", "", "", "", "", "", "", ""});
         } else {
             const Plan& b = p.result.best.front();
             row.insert(row.end(), {to_string(b.layout), std::to_string(b.layout.micro_batch), std::to_string(b.layout.zero),
                                    std::string(enum_name(b.layout.recompute)), std::string(enum_name(b.layout.schedule)),
                                    number_text(b.throughput.tokens_per_s_per_gpu), number_text(b.throughput.mfu),
-                                   number_text(b.memory.total_bytes()), number_text(b.time.step_s)});
+                                   number_text(b.memory.total_bytes()), number_text(b.margin_bytes()),
+                                   number_text(b.time.step_s)});
         }
         row.push_back(std::to_string(p.result.evaluated));
         row.push_back(std::to_string(p.result.feasible));
