@@ -15,7 +15,8 @@ function compareRows(a, b) {
                             ['exposed_comm_s', 'exposed communication'], ['bubble_s', 'pipeline bubble'],
                             ['optimizer_s', 'optimizer step']])
     rows.push([label, a.time[k], b.time[k], 'time']);
-  for (const [k, label] of [['total_bytes', 'memory per GPU'], ['weights_bytes', 'weights'], ['grads_bytes', 'gradients'],
+  for (const [k, label] of [['total_bytes', 'memory per GPU'], ['margin_bytes', 'memory to spare'],
+                            ['weights_bytes', 'weights'], ['grads_bytes', 'gradients'],
                             ['optimizer_bytes', 'optimizer state'], ['activations_bytes', 'activations'],
                             ['other_bytes', 'buffers']])
     rows.push([label, a.memory[k], b.memory[k], 'bytes']);

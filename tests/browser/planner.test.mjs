@@ -259,6 +259,8 @@ test('pin a plan and compare the next one against it, line by line', async () =>
   assert.equal(row('layout')[2], 'TP4·CP1·PP1·DP16·EP1');
   assert.match(row('tokens/s per GPU')[3], /^[+−][\d,]+ \([+−][\d.]+ %\)$/);
   assert.ok(row('memory per GPU') && row('TP traffic') && row('DP exposed') && row('activations'));
+  // TP 4 holds more per GPU than TP 8: less to spare.
+  assert.match(row('memory to spare')[3], /^−/);
   await page.locator('#compare-section').screenshot({ path: shot('compare') });
   await page.click('#unpin');
   await settle(() => document.querySelector('#compare-section').hidden);
