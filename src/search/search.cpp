@@ -34,9 +34,9 @@ struct Shape {
 // A feasible layout as the search ranks it: cheap to copy, totally ordered.
 struct Scored {
     double tokens_per_s_per_gpu;
-    // What the layout's allocations and runtime need (Plan::needed_bytes): the device figure less the
-    // allocator's cache, which fills what they leave, so tight layouts would all read usable HBM.
-    double memory_bytes;
+    // Plan::needed_bytes, what the allocations and runtime need: the device figure less the allocator's
+    // cache, which fills what they leave, so tight layouts would all read usable HBM.
+    double needed_bytes;
     Layout layout;
     // The most the simulated pipeline can give: the closed-form step less what a simulation could take
     // off its bubble and exposed sends (TimeBreakdown::pipeline_slack_s, down to pipeline_floor_s()); the
@@ -67,10 +67,10 @@ std::array<int64_t, 12> key_but_order(const Layout& l) {
     return out;
 }
 
-// Faster first; then less memory; then the smaller layout tuple, so the order is total.
+// Faster first; then less memory needed; then the smaller layout tuple, so the order is total.
 bool better(const Scored& a, const Scored& b) {
     if (a.tokens_per_s_per_gpu != b.tokens_per_s_per_gpu) return a.tokens_per_s_per_gpu > b.tokens_per_s_per_gpu;
-    if (a.memory_bytes != b.memory_bytes) return a.memory_bytes < b.memory_bytes;
+    if (a.needed_bytes != b.needed_bytes) return a.needed_bytes < b.needed_bytes;
     return key(a.layout) < key(b.layout);
 }
 
@@ -80,7 +80,7 @@ struct Partial {
     int64_t does_not_fit = 0;  // kept apart from `rejected`: the commonest reason, counted in the inner loop
     double shortest_miss = -1;
     std::vector<Scored> top;     // sorted by better(), at most `top` long
-    std::vector<Scored> pareto;  // non-dominated (memory ↓, throughput ↑)
+    std::vector<Scored> pareto;  // non-dominated (memory needed ↓, throughput ↑)
 };
 
 void keep_top(std::vector<Scored>& top, const Scored& s, size_t k) {
@@ -91,11 +91,11 @@ void keep_top(std::vector<Scored>& top, const Scored& s, size_t k) {
 
 void keep_pareto(std::vector<Scored>& front, const Scored& s) {
     for (const Scored& f : front)
-        if (f.memory_bytes <= s.memory_bytes && f.tokens_per_s_per_gpu >= s.tokens_per_s_per_gpu &&
-            (f.memory_bytes < s.memory_bytes || f.tokens_per_s_per_gpu > s.tokens_per_s_per_gpu || !better(s, f)))
+        if (f.needed_bytes <= s.needed_bytes && f.tokens_per_s_per_gpu >= s.tokens_per_s_per_gpu &&
+            (f.needed_bytes < s.needed_bytes || f.tokens_per_s_per_gpu > s.tokens_per_s_per_gpu || !better(s, f)))
             return;  // dominated (or an equal point that ranks first)
     std::erase_if(front, [&](const Scored& f) {
-        return s.memory_bytes <= f.memory_bytes && s.tokens_per_s_per_gpu >= f.tokens_per_s_per_gpu;
+        return s.needed_bytes <= f.needed_bytes && s.tokens_per_s_per_gpu >= f.tokens_per_s_per_gpu;
     });
     front.push_back(s);
 }
@@ -336,7 +336,7 @@ std::vector<std::pair<Scored, Plan>> retimed(const ModelSpec& m, const ClusterSp
 
 // What two twins share: the layout but its rank order, and the throughput and memory it planned to.
 using TwinKey = std::tuple<std::array<int64_t, 12>, double, double>;
-TwinKey twin_key(const Scored& s) { return {key_but_order(s.layout), s.tokens_per_s_per_gpu, s.memory_bytes}; }
+TwinKey twin_key(const Scored& s) { return {key_but_order(s.layout), s.tokens_per_s_per_gpu, s.needed_bytes}; }
 
 /// For each entry of `out`, sorted by better(), the index of the answer it belongs to: its own, or that of
 /// the earlier entry it differs from only in its rank order while planning exactly as it does (the same
@@ -385,12 +385,12 @@ Answers best_retimed(const ModelSpec& m, const ClusterSpec& c, std::vector<Score
     return a;
 }
 
-/// The Pareto front of the re-timed plans, memory ascending.
+/// The Pareto front of the re-timed plans, memory needed ascending.
 std::vector<Plan> pareto_front(std::vector<std::pair<Scored, Plan>> plans) {
     std::vector<Scored> front;
     for (const auto& [s, p] : plans) keep_pareto(front, s);
     std::sort(front.begin(), front.end(), [](const Scored& a, const Scored& b) {
-        return a.memory_bytes != b.memory_bytes ? a.memory_bytes < b.memory_bytes : better(b, a);
+        return a.needed_bytes != b.needed_bytes ? a.needed_bytes < b.needed_bytes : better(b, a);
     });
     std::vector<Plan> out;
     for (const Scored& s : front)
