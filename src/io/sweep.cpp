@@ -30,7 +30,7 @@ Table sweep_table(const std::vector<SweepPoint>& points, SweepAxis axis) {
     for (const SweepPoint& p : points) {
         std::vector<std::string> row = {std::to_string(p.value)};
         if (p.result.best.empty()) {
-            row.insert(row.end(), {"", "", "", "", "", "", "", "", "", ""});
+            row.resize(t.header.size() - 2);  // blank up to the search counts, the last two columns
         } else {
             const Plan& b = p.result.best.front();
             row.insert(row.end(), {to_string(b.layout), std::to_string(b.layout.micro_batch), std::to_string(b.layout.zero),
