@@ -87,6 +87,10 @@ void add_scenario_flags(CLI::App& cmd, ScenarioFlags& f, bool with_degrees, bool
                        "none | full: the whole step captured as one CUDA graph and replayed, so no layer waits on the "
                        "host's launches (Megatron --cuda-graph-impl local --cuda-graph-scope full_iteration); default: full "
                        "for Megatron-Bridge's MXFP8 MoE recipes on Blackwell from its 26.06 container, else none");
+        cmd.add_option("--pipeline-pacing", f.pipeline_pacing,
+                       "kernels | nanotron: where the pipeline crosses nodes, each layer of a micro-batch takes at least "
+                       "tp x an eager layer's launch cost (3 ms), as nanotron's pipeline engine measured in the Ultra-Scale "
+                       "Playbook; default nanotron when the framework names nanotron, else kernels");
         cmd.add_option("--moe-imbalance", f.moe_imbalance,
                        "The busiest EP rank's routed tokens over the mean, 1 or more (default 1: balanced, as Megatron's "
                        "performance configs force it); its expert GEMMs, all-to-alls and expert activations set the pace");
@@ -133,6 +137,7 @@ Case resolve_base(const ScenarioFlags& f) {
     base.expert_gemms = f.expert_gemms;
     base.zero3_comm = f.zero3_comm;
     base.cuda_graphs = f.cuda_graphs;
+    base.pipeline_pacing = f.pipeline_pacing;
     base.moe_imbalance = f.moe_imbalance;
     base.moe_capacity_factor = f.moe_capacity_factor;
     base.dp = 1;  // degrees are the search's to choose: keep resolve_scenario from deriving them

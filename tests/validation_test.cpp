@@ -235,9 +235,13 @@ TEST(Validation, UltraScaleReservedMemoryStaysWithinTheReachedBound) {
     EXPECT_LE(r.summary.memory.median_abs_error, 0.082);
     EXPECT_GE(r.summary.memory.mean_signed_error, -0.08);
     EXPECT_LE(double(r.summary.memory_under_10) / double(r.summary.memory.count), 0.36);
-    // 82.0 % of its 50,932 pairs since reduce-scatter and all-gather across nodes are rings (81.8 % before; 81.7 % before nanotron's gradient accumulation pass; 80.3 % with the host's launch cost fitted and added in full, 81 % before
+    // 85.8 % of its 51,075 pairs since nanotron's pipeline across nodes holds each layer to tp × the eager
+    // layer's launch cost (pipeline_pacing; the throughput median 94 → 21 %: its form is read from these
+    // runs, its 3 ms is the host's sourced figure; docs/validation.md, "nanotron's pipeline engine"); 82.2 %
+    // before; 82.0 % of its 50,932 pairs since reduce-scatter and all-gather across nodes are rings (81.8 % before; 81.7 % before nanotron's gradient accumulation pass; 80.3 % with the host's launch cost fitted and added in full, 81 % before
     // the H100 96GB preset's peak moved Hopper's refit; 75.9 % before attention's kernel classes).
-    EXPECT_GE(r.summary.ranking.share(), 0.818);
+    EXPECT_GE(r.summary.ranking.share(), 0.855);
+    EXPECT_LE(r.summary.median_abs_error, 0.22);
 }
 
 // BigScience's search for BLOOM's layout (examples/validation/bigscience_tr11_search.json, in the repository,

@@ -62,6 +62,10 @@ double attention_head_dim_factor(AttentionKernel kernel, double head_dim);
 /// where the weight-gradient GEMM accumulates into the buffer itself (fused: Megatron's
 /// --gradient-accumulation-fusion).
 double grad_accum_s(double params, const ClusterSpec& c, const Layout& l);
+/// The least time one layer's forward and backward of a micro-batch take, whatever its kernels, where the
+/// layout's pipeline_pacing says something else paces it: tp × layer_overhead_s (an eager layer's launch
+/// cost) under nanotron's pacing with the pipeline groups across scale-up domains, else 0 (docs/model.md §4).
+double paced_layer_s(const ClusterSpec& c, const Layout& l);
 /// Of the `held` parameters of a layer on this GPU, those whose gradients each micro-batch accumulates:
 /// all of them, or their shard over `dp_shards` where each micro-batch's gradients are reduce-scattered
 /// (ZeRO-2, and ZeRO-3 without PP: reduces_grads_per_micro_batch).

@@ -52,6 +52,13 @@ enum class Zero3Comm { bucketed, per_tensor };
 /// (--cuda-graph-impl transformer_engine, scopes attn / mlp / moe_router / ...) are not priced: which
 /// share of a layer's launches a scope removes is not published.
 enum class CudaGraphs { none, full };
+/// What paces a pipeline stage's layers besides their kernels. kernels: the kernels and the host's launches
+/// as docs/model.md §4 prices them. nanotron: where the pipeline's groups leave the scale-up domain, each
+/// layer of a micro-batch, forward and backward, takes at least tp × an eager layer's launch cost
+/// (layer_overhead_s), as nanotron's pipeline engine ran in the Ultra-Scale Playbook's benchmarks (about
+/// 3 ms per TP rank a layer and micro-batch, whatever the model's width or the micro-batch; none at pp 1
+/// or with the pipeline inside one node; the cause is not in the code read). docs/model.md §4.
+enum class PipelinePacing { kernels, nanotron };
 /// How the framework runs the pointwise work around the GEMMs: fused kernels (Megatron-Core and Transformer
 /// Engine: SwiGLU in one kernel, vocab-parallel cross-entropy in place) or eager PyTorch ops, one autograd
 /// node each (torchtitan's and nanotron's Llama: the activation's output kept beside its inputs; the loss
@@ -189,6 +196,10 @@ template <> struct EnumNames<Zero3Comm> {
 template <> struct EnumNames<CudaGraphs> {
     static constexpr std::array<std::pair<CudaGraphs, std::string_view>, 2> table{{
         {CudaGraphs::none, "none"}, {CudaGraphs::full, "full"}}};
+};
+template <> struct EnumNames<PipelinePacing> {
+    static constexpr std::array<std::pair<PipelinePacing, std::string_view>, 2> table{{
+        {PipelinePacing::kernels, "kernels"}, {PipelinePacing::nanotron, "nanotron"}}};
 };
 template <> struct EnumNames<RecomputeModule> {
     static constexpr std::array<std::pair<RecomputeModule, std::string_view>, 9> table{{

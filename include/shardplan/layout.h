@@ -81,6 +81,10 @@ struct Layout {
     /// CUDA graphs (enums.h): none, or the whole step captured and replayed, which takes the host's
     /// launch cost off every layer.
     CudaGraphs cuda_graphs = CudaGraphs::none;
+    /// What paces a pipeline stage's layers besides their kernels (enums.h): the kernels, or as nanotron's
+    /// pipeline engine measured, at least tp × an eager layer's launch cost a layer and micro-batch where
+    /// the pipeline crosses scale-up domains.
+    PipelinePacing pipeline_pacing = PipelinePacing::kernels;
     /// Dropless routing's load imbalance: the routed tokens of the busiest EP rank over the mean, 1
     /// (balanced: Megatron's performance configs force it, moe_router_force_load_balancing) or more; ep
     /// at most takes effect (every token on one rank). Every rank waits for the busiest in the
@@ -176,6 +180,8 @@ uint32_t op_level_selective_modules();
 /// defaults off below stage 3; the pipeline engine reduces after the last micro-batch). Megatron-Core
 /// named as such, NeMo and Megatron-Bridge (their recipes set both flags), PyTorch DDP and FSDP
 /// (nanotron, torchtitan, llm-foundry) and the JAX frameworks overlap.
+/// nanotron's layers, where its pipeline crosses nodes, take at least tp × an eager layer's launch cost
+/// (pipeline_pacing nanotron).
 /// Everything else: an even split, the framework's own gradient buffer, TP traffic exposed.
 struct FrameworkDefaults {
     Kernels kernels = Kernels::fused;
@@ -193,6 +199,7 @@ struct FrameworkDefaults {
     ExpertGemms expert_gemms = ExpertGemms::grouped;
     Zero3Comm zero3_comm = Zero3Comm::bucketed;
     CudaGraphs cuda_graphs = CudaGraphs::none;
+    PipelinePacing pipeline_pacing = PipelinePacing::kernels;
 };
 /// `generation`: the GPU's (GpuSpec::generation), where a recipe differs by GPU; "" when not known.
 /// `precision`: the layout's, where a default differs with it (the gradient dtype). `moe`: whether the

@@ -10,6 +10,7 @@
 #include "shardplan/layout.h"
 #include "shardplan/memory.h"
 #include "shardplan/model.h"
+#include "shardplan/topology.h"
 
 namespace shardplan {
 
@@ -361,7 +362,10 @@ LayerWork layer_work(const ModelSpec& m, const ClusterSpec& c, const Layout& l, 
 
     LayerWork w;
     const double fwd_gpu_s = g.time_s + attn_fwd_s + elem_s;
-    w.fwd_s = pass_s(fwd_gpu_s, fwd_kernels);
+    // Where something besides the kernels paces a pipelined layer (pipeline_pacing), a third of its floor
+    // holds the forward and two thirds the backward, as the launches split; the GPU idles in the rest.
+    const double paced_s = paced_layer_s(c, l);
+    w.fwd_s = std::max(pass_s(fwd_gpu_s, fwd_kernels), paced_s / 3.0);
     // The attention core's and the GEMMs' shares of the forward's wall time: where the host's launches set
     // the pace the GPU idles between kernels, and a communication stream runs in those gaps as well.
     const double stretch = fwd_gpu_s > 0 ? w.fwd_s / fwd_gpu_s : 1.0;
@@ -378,7 +382,8 @@ LayerWork layer_work(const ModelSpec& m, const ClusterSpec& c, const Layout& l, 
                                   c, l);
     w.wgrad_s = g.time_s + w.grad_accum_s;
     const double attn_bwd = unfused ? kUnfusedAttnBwdFactor : kAttnBwdFactor;
-    w.bwd_s = pass_s(2.0 * g.time_s + attn_bwd * attn_fwd_s + 2.0 * elem_s, bwd_kernels) + w.grad_accum_s;
+    w.bwd_s = std::max(pass_s(2.0 * g.time_s + attn_bwd * attn_fwd_s + 2.0 * elem_s, bwd_kernels), 2.0 * paced_s / 3.0) +
+              w.grad_accum_s;
     w.model_flops = 3.0 * (g.flops + attn_flops);
     switch (l.recompute) {
         case Recompute::full:
@@ -430,6 +435,17 @@ double model_flops_per_token(const ModelSpec& m, int64_t seq_len) {
     const double attn = static_cast<double>(m.layers) * mean_span(m, static_cast<double>(seq_len)) *
                         static_cast<double>(q_width(m) + attn_out_width(m));  // causal: s·a·(d_qk + d_v) per token fwd
     return 6.0 * params + 3.0 * attn;
+}
+
+double paced_layer_s(const ClusterSpec& c, const Layout& l) {
+    // nanotron's pipeline engine as the Ultra-Scale Playbook measured it (docs/validation.md, "nanotron's
+    // pipeline engine"): where the pipeline's sends leave the scale-up domain, a layer and micro-batch
+    // took about 3 ms per TP rank, forward and backward, on models of width 2,048 to 8,192 and
+    // micro-batches of one to eight sequences; none at pp 1, none with the pipeline inside one node.
+    if (l.pipeline_pacing != PipelinePacing::nanotron || l.pp <= 1) return 0.0;
+    const int64_t world = ranks(l);
+    if (domains_spanned(axis_stride(l, Axis::pp), l.pp, domain_occupancy(c, world), world) <= 1) return 0.0;
+    return static_cast<double>(l.tp) * c.gpu.eff.layer_overhead_s;
 }
 
 double grad_accum_s(double params, const ClusterSpec& c, const Layout& l) {

@@ -123,6 +123,9 @@ FrameworkDefaults framework_defaults(const std::string& framework, const std::st
     if (nanotron) {
         d.stage_split = StageSplit::cost;      // nanotron/models/base.py build_model
         d.grad_buckets = GradBuckets::copies;  // torch DistributedDataParallel, gradient_as_bucket_view off
+        // What the Ultra-Scale Playbook's pipelined runs measured (docs/validation.md, "nanotron's pipeline
+        // engine"): each layer at least tp × an eager layer's launch cost a micro-batch at pp > 1.
+        d.pipeline_pacing = PipelinePacing::nanotron;
     }
     // DeepSpeed's BF16 optimizer (runtime/bf16_optimizer.py) runs update_hp_grads after every backward,
     // its fp32 gradients a flat buffer of the whole stage; the bf16 ones are set to None only when the
@@ -200,6 +203,7 @@ void apply_framework_defaults(const FrameworkDefaults& fw, Layout& l) {
     l.expert_gemms = fw.expert_gemms;
     l.zero3_comm = fw.zero3_comm;
     l.cuda_graphs = fw.cuda_graphs;
+    l.pipeline_pacing = fw.pipeline_pacing;
 }
 
 double moe_load_factor(const Layout& l) {
