@@ -4,6 +4,7 @@
 // floor is tp × the eager layer's launch cost (layer_overhead_s), a third forward, two thirds backward.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "helpers.h"
@@ -80,15 +81,19 @@ TEST(Pacing, NoFloorWithoutAPipelineThatLeavesTheNode) {
 }
 
 // The whole step: the critical stage runs 16 micro-batches of its layers at 24 ms each at least, and the
-// pipeline's fill and drain besides; Llama 3 8B's 32 layers split by nanotron's cost over two stages
-// leave at least 15 on each. 16 × 15 × 24 ms = 5.76 s, against well under 2 s paced by the kernels.
+// pipeline's fill and drain besides; nanotron's split by cost gives Llama 3 8B's two stages 18 and 14
+// layers (the LM head counted beside the 14), and the critical one has the 18: 16 × 18 × 24 ms = 6.9 s,
+// against well under 2 s paced by the kernels.
 TEST(Pacing, TheStepTakesTheFloorOfEveryLayerAndMicroBatch) {
     const ModelSpec m = preset_model("llama3-8b");
     const ClusterSpec c = h100s(64);
     const Layout l = nanotron_layout(8, 2, 4);
     const Plan paced = evaluate(m, c, l);
     ASSERT_FALSE(paced.rejection);
-    EXPECT_GE(paced.time.step_s, 16 * 15 * 24e-3);
+    int64_t most = 0;
+    for (const StageReport& st : paced.stages) most = std::max(most, st.stage.layers);
+    EXPECT_EQ(most, 18);
+    EXPECT_GE(paced.time.step_s, 16 * 18 * 24e-3);
     Layout kernels = l;
     kernels.pipeline_pacing = PipelinePacing::kernels;
     const Plan free = evaluate(m, c, kernels);
@@ -96,6 +101,14 @@ TEST(Pacing, TheStepTakesTheFloorOfEveryLayerAndMicroBatch) {
     EXPECT_GT(paced.time.step_s, 3.0 * free.time.step_s);
     // Memory does not move with it.
     EXPECT_DOUBLE_EQ(paced.memory.total_bytes(), free.memory.total_bytes());
+    // The report says why the step is slow and what lifts it; without the floor it says nothing of it.
+    auto paced_finding = [](const Plan& p) {
+        for (const std::string& f : plan_findings(p))
+            if (f.find("Paced by nanotron's pipeline across nodes: each layer takes at least 24 ms") == 0) return true;
+        return false;
+    };
+    EXPECT_TRUE(paced_finding(paced));
+    EXPECT_FALSE(paced_finding(free));
 }
 
 // A framework naming nanotron brings the pacing; a layout may state either; anything else is refused with

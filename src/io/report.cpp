@@ -207,6 +207,22 @@ std::vector<std::string> plan_findings(const Plan& p) {
             moe_layer ? " MoE" : "", w.unaligned_multiple));
         break;
     }
+    // A layer held to the pipeline's pacing rather than its kernels' time (pipeline_pacing, docs/model.md §4):
+    // by how much, and what lifts the floor (it is per layer and micro-batch, where the pipeline leaves the node).
+    if (const double paced = paced_layer_s(p.cluster, p.layout); paced > 0) {
+        Layout free = p.layout;
+        free.pipeline_pacing = PipelinePacing::kernels;
+        const bool moe_layer = p.model.moe && moe_layers_in(p.model, 0, p.model.layers) == p.model.layers;
+        const LayerWork k = layer_work(p.model, p.cluster, free, moe_layer);
+        const double kernels_s = k.fwd_s + k.bwd_s - k.grad_accum_s;
+        if (kernels_s > 0 && kernels_s < paced)
+            out.push_back(fmt::format(
+                "Paced by nanotron's pipeline across nodes: each layer takes at least {:.0f} ms a micro-batch (TP {} × "
+                "the host's {:.0f} ms), {:.1f} × what its kernels take, as the Ultra-Scale Playbook's runs measured "
+                "(docs/validation.md, \"nanotron's pipeline engine\"). A pipeline inside one node, fewer TP ranks or "
+                "fewer, larger micro-batches take it off; pipeline_pacing kernels plans without it.",
+                1e3 * paced, p.layout.tp, 1e3 * p.cluster.gpu.eff.layer_overhead_s, paced / kernels_s));
+    }
     int64_t lo = INT64_MAX, hi = 0;
     for (const StageReport& s : p.stages) {
         lo = std::min(lo, s.stage.layers);
