@@ -124,7 +124,8 @@ FrameworkDefaults framework_defaults(const std::string& framework, const std::st
         d.stage_split = StageSplit::cost;      // nanotron/models/base.py build_model
         d.grad_buckets = GradBuckets::copies;  // torch DistributedDataParallel, gradient_as_bucket_view off
         // What the Ultra-Scale Playbook's pipelined runs measured (docs/validation.md, "nanotron's pipeline
-        // engine"): each layer at least tp × an eager layer's launch cost a micro-batch at pp > 1.
+        // engine"): where the pipeline leaves the node, each layer at least tp × an eager layer's launch
+        // cost a micro-batch (paced_layer_s, compute.cpp).
         d.pipeline_pacing = PipelinePacing::nanotron;
     }
     // DeepSpeed's BF16 optimizer (runtime/bf16_optimizer.py) runs update_hp_grads after every backward,
