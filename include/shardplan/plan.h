@@ -172,10 +172,10 @@ Plan evaluate_traced(const ModelSpec& m, const ClusterSpec& c, const Layout& l, 
 /// the results. Everything else in `out` is overwritten; what `o.depth` skips stays zero.
 void evaluate_into(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Plan& out, const EvalOptions& o = {});
 
-/// An upper bound on tokens/s per GPU for any layout sharing `work`: compute alone, spread evenly over
-/// the pipeline stages, with the closed forms' least bubble for that spread (none for zero-bubble and
-/// DualPipe) and no communication or optimizer. The search skips timing layouts
-/// whose bound cannot reach the results it already holds.
+/// An upper bound on tokens/s per GPU for any layout sharing `work`, above its closed form and above
+/// its ceiling (what the simulated pipeline could make of it): compute alone, spread evenly over the
+/// pipeline stages, with no fill or drain and no communication or optimizer. The search skips timing
+/// layouts whose bound cannot reach the ceilings it already holds.
 double tokens_per_s_per_gpu_bound(const ModelSpec& m, const ClusterSpec& c, const Layout& l, const StepWork& work);
 
 /// What the closed forms (docs/model.md §7) predict for the simulated span of the plan's layout: the

@@ -35,10 +35,13 @@ struct SearchSpace {
     bool no_crossing = false;  // reject layouts whose TP, CP or EP group leaves its scale-up domain
 };
 
-/// How many of the closed-form ranking's best layouts the search re-times with the simulated pipeline
-/// before it picks the `top` (more when `top` is larger): the closed forms and the simulation can order
-/// close layouts differently, and the simulated in-flight memory can exceed the closed form's.
+/// How many layouts the search re-times with the simulated pipeline before it picks the `top` (more when
+/// `top` is larger): those whose ceilings, the most the simulation could make of them, are highest. The
+/// closed forms and the simulation can order close layouts differently, and the simulated in-flight
+/// memory can exceed the closed form's. Where a layout left out could still have entered the answers,
+/// the search runs again with a pool eight times wider, up to kMaxRetimedPool.
 inline constexpr size_t kRetimedPool = 64;
+inline constexpr size_t kMaxRetimedPool = 64 * 8 * 8 * 8;
 
 struct SearchOptions {
     int top = 5;

@@ -36,16 +36,13 @@ double tokens_per_s_per_gpu_bound(const ModelSpec& m, const ClusterSpec& c, cons
         share = replayed_share(l, split_stages(m, l), m.layers);
     const double per_mb = n_dense * (w.dense.fwd_s + w.dense.bwd_s + share * w.dense.recompute_s) +
                           n_moe * (w.moe.fwd_s + w.moe.bwd_s + share * w.moe.recompute_s) + w.head.fwd_s + w.head.bwd_s;
-    // The slowest stage does at least the average share of the work, m times; with the closed forms'
-    // fill and drain (bubble_time_s: the other stages' sum S − T_max, over vpp when interleaved), the
-    // pipelined span m·T_max + (S − T_max)/v is least when the stages are even, T_max = S/pp, and
-    // S ≥ per_mb: (m + (pp − 1)/v)·per_mb/pp. Zero-bubble and DualPipe can hide their fill: m·per_mb/pp.
+    // The slowest stage does at least the average share of the work, m times, one pass after another.
+    // No fill or drain is counted: where the stages are uneven the simulated pipeline can start its
+    // slowest rank at once and end with it (its floor, pipeline_floor_s, can be less than the closed
+    // forms' bubble), so only m·per_mb/pp bounds every schedule's ceiling (search.cpp).
     const double mb = static_cast<double>(micro_batches(l)), pp = static_cast<double>(l.pp);
-    double fill = 0;
-    if (l.schedule == Schedule::gpipe || l.schedule == Schedule::one_f_one_b) fill = pp - 1.0;
-    if (l.schedule == Schedule::interleaved) fill = (pp - 1.0) / static_cast<double>(std::max<int64_t>(1, l.vpp));
     // A hair below, so a layout whose evaluation rounds to its bound is never pruned by it.
-    const double step_lb = (1.0 - 1e-9) * (mb + fill) * per_mb / pp;
+    const double step_lb = (1.0 - 1e-9) * mb * per_mb / pp;
     if (step_lb <= 0) return 1e300;
     return static_cast<double>(global_batch(l)) * static_cast<double>(l.seq_len) / (step_lb * static_cast<double>(c.gpus));
 }

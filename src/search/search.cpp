@@ -79,13 +79,21 @@ struct Partial {
     std::map<std::string, int64_t> rejected;
     int64_t does_not_fit = 0;  // kept apart from `rejected`: the commonest reason, counted in the inner loop
     double shortest_miss = -1;
-    std::vector<Scored> top;     // sorted by better(), at most `top` long
+    std::vector<Scored> top;     // the pool: sorted by higher_ceiling(), at most `top` long
     std::vector<Scored> pareto;  // non-dominated (memory needed ↓, throughput ↑)
 };
 
+// Higher ceiling first, then better(): the order the pool is kept and re-timed in.
+bool higher_ceiling(const Scored& a, const Scored& b) {
+    if (a.ceiling != b.ceiling) return a.ceiling > b.ceiling;
+    return better(a, b);
+}
+
+// The pool: the k layouts with the highest ceilings. A layout left out has a ceiling no higher than the
+// pool's last, so once the re-timed answers beat that, nothing left out could have entered them.
 void keep_top(std::vector<Scored>& top, const Scored& s, size_t k) {
-    if (top.size() == k && !better(s, top.back())) return;
-    top.insert(std::upper_bound(top.begin(), top.end(), s, better), s);
+    if (top.size() == k && !higher_ceiling(s, top.back())) return;
+    top.insert(std::upper_bound(top.begin(), top.end(), s, higher_ceiling), s);
     if (top.size() > k) top.pop_back();
 }
 
@@ -175,7 +183,7 @@ bool crosses(const Plan& p) {
 }
 
 void run_shape(const ModelSpec& m, const ClusterSpec& c, const Layout& base, const SearchSpace& sp, const Shape& s,
-               size_t top, bool pareto, Partial& out) {
+               size_t top, double floor, bool pareto, Partial& out) {
     const std::vector<int64_t> mbs = [&] {
         if (sp.micro_batch) return std::vector<int64_t>{*sp.micro_batch};
         std::vector<int64_t> v;
@@ -212,12 +220,14 @@ void run_shape(const ModelSpec& m, const ClusterSpec& c, const Layout& base, con
                             l.sequence_parallel = seqpar;
                             ++out.evaluated;
                             if (work.key != work_key(l)) work = step_work(m, c, l);
-                            // Exact pruning, independent of threads: this shape's own top list already
-                            // holds `top` layouts faster than any this variant could be, so the global
-                            // top list cannot want it; only whether it fits is still counted.
-                            const bool hopeless = !pareto && out.top.size() == top &&
-                                                  tokens_per_s_per_gpu_bound(m, c, l, work) <
-                                                      out.top.back().tokens_per_s_per_gpu;
+                            // Exact pruning, independent of threads: this worker's pool already holds
+                            // `top` layouts whose ceilings pass what this variant could reach (the bound
+                            // counts its computation alone, below any step its ceiling allows), or an
+                            // earlier pass re-timed answers faster than it (`floor`), so the global pool
+                            // cannot want it; only whether it fits is still counted.
+                            const double bound = pareto ? 0.0 : tokens_per_s_per_gpu_bound(m, c, l, work);
+                            const bool hopeless = !pareto && ((out.top.size() == top && bound < out.top.back().ceiling) ||
+                                                              bound < floor);
                             evaluate_into(m, c, l, p,
                                           {.depth = hopeless ? Depth::memory : Depth::lean,
                                            .pipeline = PipelineMethod::closed_form, .work = &work});
@@ -262,10 +272,11 @@ int64_t variants(const ModelSpec& m, const Shape& s, const SearchSpace& sp) {
 }
 
 /// Every shape's layouts on `threads` workers, each into its own Partial (the result does not depend on
-/// how shapes fall to threads). Returns 0 when done, 1 when cancelled, 2 when out of time.
+/// how shapes fall to threads). Returns 0 when done, 1 when cancelled, 2 when out of time (counted from
+/// `t0`, the search's start, so a second pass shares the first's budget).
 int run_workers(const ModelSpec& m, const ClusterSpec& c, const Layout& base, const SearchSpace& space,
-                const std::vector<Shape>& all, size_t pool, const SearchOptions& opt, std::vector<Partial>& parts) {
-    const auto t0 = std::chrono::steady_clock::now();
+                const std::vector<Shape>& all, size_t pool, double floor, const SearchOptions& opt,
+                std::chrono::steady_clock::time_point t0, std::vector<Partial>& parts) {
     const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
     std::atomic<size_t> next{0};
     std::atomic<int64_t> done{0};
@@ -278,7 +289,7 @@ int run_workers(const ModelSpec& m, const ClusterSpec& c, const Layout& base, co
     };
     auto worker = [&](Partial& part) {
         for (size_t i; !should_stop() && (i = next.fetch_add(1)) < all.size();) {
-            run_shape(m, c, base, space, all[i], pool, opt.pareto, part);
+            run_shape(m, c, base, space, all[i], pool, floor, opt.pareto, part);
             done.fetch_add(1);
         }
     };
@@ -351,21 +362,30 @@ std::vector<size_t> answer_of(const std::vector<std::pair<Scored, Plan>>& out) {
 struct Answers {
     std::vector<std::pair<Scored, Plan>> best;         // distinct, best first
     std::vector<std::vector<std::string>> same_orders;  // per answer: its twins' rank orders
+    // Whether a layout left out of the pool could still have entered `best`: the pool was re-timed to
+    // its end without its ceilings falling below the top-th answer (or without `top` answers).
+    bool open = false;
 };
 
 /// The `top` best distinct answers of the kept pool as re-timed, best first. The simulation is the
 /// costly part, so the pool is re-timed by falling ceiling, `threads` layouts at a time, and stops once
 /// the next ceiling is below the top-th answer's re-timed throughput: what is left could not enter. The
-/// same answers as re-timing the whole pool.
-Answers best_retimed(const ModelSpec& m, const ClusterSpec& c, std::vector<Scored> kept, size_t top, int threads) {
-    std::stable_sort(kept.begin(), kept.end(), [](const Scored& a, const Scored& b) { return a.ceiling > b.ceiling; });
+/// same answers as re-timing the whole pool. `full`: the pool holds as many as it may, so layouts were
+/// left out of it, each with a ceiling no higher than its last.
+Answers best_retimed(const ModelSpec& m, const ClusterSpec& c, std::vector<Scored> kept, size_t top, int threads,
+                     bool full) {
+    std::stable_sort(kept.begin(), kept.end(), higher_ceiling);
     std::vector<std::pair<Scored, Plan>> out;
     std::vector<size_t> of, reps;  // each entry's answer; the answers' entries, best first
     PipelineMemo memo;
     const size_t step = static_cast<size_t>(std::max(1, threads));
     auto by_rank = [](const auto& a, const auto& b) { return better(a.first, b.first); };
+    bool closed = false;
     for (size_t i = 0; i < kept.size(); i += step) {
-        if (reps.size() >= top && kept[i].ceiling < out[reps[top - 1]].first.tokens_per_s_per_gpu) break;
+        if (reps.size() >= top && kept[i].ceiling < out[reps[top - 1]].first.tokens_per_s_per_gpu) {
+            closed = true;
+            break;
+        }
         retime(m, c, kept, i, std::min(kept.size(), i + step), threads, memo, out);
         std::stable_sort(out.begin(), out.end(), by_rank);
         of = answer_of(out);
@@ -373,8 +393,11 @@ Answers best_retimed(const ModelSpec& m, const ClusterSpec& c, std::vector<Score
         for (size_t k = 0; k < of.size(); ++k)
             if (of[k] == k) reps.push_back(k);
     }
+    if (full && !closed)
+        closed = reps.size() >= top && kept.back().ceiling < out[reps[top - 1]].first.tokens_per_s_per_gpu;
     if (reps.size() > top) reps.resize(top);
     Answers a;
+    a.open = full && !closed;
     a.same_orders.resize(reps.size());
     for (size_t i = 0; i < out.size(); ++i) {
         if (of[i] == i) continue;
@@ -417,32 +440,42 @@ SearchResult search(const ModelSpec& m, const ClusterSpec& c, const Layout& base
     const int threads = std::max(1, opt.threads > 0 ? opt.threads : static_cast<int>(std::thread::hardware_concurrency()));
     const size_t top = static_cast<size_t>(std::max(1, opt.top));
     // The loop ranks by the closed forms, which can order close layouts differently from the simulated
-    // pipeline (the bubble of few micro-batches, interleaving): it keeps a wider pool than asked, all
-    // of which is re-timed by the simulation before the `top` are chosen.
-    const size_t pool = std::max(top, kRetimedPool);
-    std::vector<Partial> parts(static_cast<size_t>(threads));
-    const int stop = run_workers(m, c, base, space, all, pool, opt, parts);
-
+    // pipeline (the bubble of few micro-batches, interleaving): it keeps a pool of the layouts the
+    // simulation could make fastest (their ceilings), re-timed by the simulation before the `top` are
+    // chosen. Should a layout left out of the pool still have a ceiling above the answers, the search
+    // runs again with a pool eight times wider, until none has (or every layout that fits is in it).
     SearchResult r;
-    if (stop == 1) r.stopped = "cancelled";
-    if (stop == 2) r.stopped = fmt::format("time budget of {:g} s", opt.time_budget_s);
-    if (!r.stopped.empty()) {  // nothing is re-timed for a result nobody will use
-        r.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        return r;
+    Answers answers;
+    std::vector<Scored> front;
+    double floor = 0;  // the top-th re-timed answer of the last pass: none slower can enter
+    for (size_t pool = std::max(top, kRetimedPool);; pool *= 8) {
+        std::vector<Partial> parts(static_cast<size_t>(threads));
+        const int stop = run_workers(m, c, base, space, all, pool, floor, opt, t0, parts);
+        r = SearchResult{};
+        if (stop == 1) r.stopped = "cancelled";
+        if (stop == 2) r.stopped = fmt::format("time budget of {:g} s", opt.time_budget_s);
+        if (!r.stopped.empty()) {  // nothing is re-timed for a result nobody will use
+            r.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            return r;
+        }
+        std::vector<Scored> kept;
+        front.clear();
+        double miss = -1;
+        for (Partial& p : parts) {
+            r.evaluated += p.evaluated;
+            r.feasible += p.feasible;
+            for (const auto& [k, v] : p.rejected) r.rejected[k] += v;
+            if (p.does_not_fit) r.rejected["does_not_fit"] += p.does_not_fit;
+            for (const Scored& s : p.top) keep_top(kept, s, pool);
+            for (const Scored& s : p.pareto) keep_pareto(front, s);
+            if (p.shortest_miss >= 0 && (miss < 0 || p.shortest_miss < miss)) miss = p.shortest_miss;
+        }
+        r.shortest_miss_bytes = std::max(0.0, miss);
+        const bool full = kept.size() == pool;
+        answers = best_retimed(m, c, std::move(kept), top, threads, full);
+        if (!answers.open || pool >= kMaxRetimedPool) break;
+        if (answers.best.size() >= top) floor = answers.best[top - 1].first.tokens_per_s_per_gpu;
     }
-    std::vector<Scored> kept, front;
-    double miss = -1;
-    for (Partial& p : parts) {
-        r.evaluated += p.evaluated;
-        r.feasible += p.feasible;
-        for (const auto& [k, v] : p.rejected) r.rejected[k] += v;
-        if (p.does_not_fit) r.rejected["does_not_fit"] += p.does_not_fit;
-        for (const Scored& s : p.top) keep_top(kept, s, pool);
-        for (const Scored& s : p.pareto) keep_pareto(front, s);
-        if (p.shortest_miss >= 0 && (miss < 0 || p.shortest_miss < miss)) miss = p.shortest_miss;
-    }
-    r.shortest_miss_bytes = std::max(0.0, miss);
-    Answers answers = best_retimed(m, c, std::move(kept), top, threads);
     if (opt.pareto) {
         // The closed forms chose the front, and the simulation moves its points: an answer they put behind
         // a front point of the same memory can come out ahead of it. The best answers, re-timed, stand
