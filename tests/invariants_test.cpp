@@ -235,17 +235,37 @@ TEST(Invariants, MoeImbalanceNeverShortensAStep) {
 // least the simulated plan's. (With the closed forms' fill in the bound, as before, uneven stages broke
 // the first: 96 layers on 64 stages, whose slowest rank the simulation can start at once.)
 TEST(Invariants, TheSearchsBoundsHold) {
-    each_valid_layout(20261202, 300, any_layout, [](const Drawn& d, const Plan& p, const std::string& id) {
-        const Plan closed = evaluate_closed_form(d.model, d.cluster, d.layout);
-        const StepWork w = step_work(d.model, d.cluster, d.layout);
-        // Above the closed form and above the ceiling (the closed-form step less its pipeline slack),
-        // which the search's pool is ranked by and pruned against.
-        const double bound = tokens_per_s_per_gpu_bound(d.model, d.cluster, d.layout, w);
-        EXPECT_GE(bound, closed.throughput.tokens_per_s_per_gpu * (1 - 1e-12)) << id;
-        const double ceiling_step = closed.time.step_s - closed.time.pipeline_slack_s;
-        EXPECT_GE(bound * ceiling_step * (1 + 1e-12),
-                  static_cast<double>(global_batch(d.layout)) * static_cast<double>(d.layout.seq_len) /
-                      static_cast<double>(d.cluster.gpus)) << id;
-        EXPECT_LE(closed.time.step_s - closed.time.pipeline_slack_s, p.time.step_s * (1 + 1e-12)) << id;
+    int variants = 0;
+    each_valid_layout(20261202, 300, any_layout, [&](const Drawn& d, const Plan&, const std::string& id) {
+        // The layout as drawn, and its pipeline under DualPipe and deeper interleaving, which the draw
+        // leaves out and the search tries.
+        std::vector<Layout> ls{d.layout};
+        if (d.layout.pp > 1) {
+            Layout dual = d.layout, deep = d.layout;
+            dual.schedule = Schedule::dualpipe;
+            dual.vpp = 1;
+            deep.schedule = Schedule::interleaved;
+            deep.vpp = 4;
+            if (d.layout.pp % 2 == 0) ls.push_back(dual);
+            ls.push_back(deep);
+        }
+        for (const Layout& l : ls) {
+            const Plan p = evaluate(d.model, d.cluster, l);
+            if (p.rejection) continue;
+            ++variants;
+            const std::string at = id + " " + std::string(enum_name(l.schedule)) + " vpp " + std::to_string(l.vpp);
+            const Plan closed = evaluate_closed_form(d.model, d.cluster, l);
+            const StepWork w = step_work(d.model, d.cluster, l);
+            // Above the closed form and above the ceiling (the closed-form step less its pipeline
+            // slack), which the search's pool is ranked by and pruned against.
+            const double bound = tokens_per_s_per_gpu_bound(d.model, d.cluster, l, w);
+            EXPECT_GE(bound, closed.throughput.tokens_per_s_per_gpu * (1 - 1e-12)) << at;
+            const double ceiling_step = closed.time.step_s - closed.time.pipeline_slack_s;
+            EXPECT_GE(bound * ceiling_step * (1 + 1e-12),
+                      static_cast<double>(global_batch(l)) * static_cast<double>(l.seq_len) /
+                          static_cast<double>(d.cluster.gpus)) << at;
+            EXPECT_LE(ceiling_step, p.time.step_s * (1 + 1e-12)) << at;
+        }
     });
+    EXPECT_GE(variants, 400);  // pipelines under DualPipe and VPP 4 among them
 }

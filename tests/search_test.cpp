@@ -259,7 +259,7 @@ TEST(Search, EachAnswerSaysHowFarBehindTheFirstItIs) {
 // and GPT-OSS 120B on 64 B200: with the shortlist the closed forms' best 64, its default answer was
 // TP1·PP2·DP32·EP8·VPP16 at 14,458 tokens/s/GPU and `--top 1000` found PP8·DP8·EP8 under DualPipe at
 // 14,514, whose closed form (its bubble as the closed forms price it) had left it out of the 64; the
-// shortlist is now the 64 highest ceilings, widened until nothing left out could enter.
+// shortlist is now the 512 highest ceilings, widened until nothing left out could enter.
 TEST(Search, TheFirstAnswerIsTheBestOfTheSimulatedShortlist) {
     struct Job { const char* model; const char* cluster; int64_t gpus, gbs, seq; Precision precision; };
     for (const Job& j : {Job{"gpt3-175b", "dgx-a100", 4096, 1536, 2048, Precision::bf16},

@@ -173,9 +173,12 @@ Plan evaluate_traced(const ModelSpec& m, const ClusterSpec& c, const Layout& l, 
 void evaluate_into(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Plan& out, const EvalOptions& o = {});
 
 /// An upper bound on tokens/s per GPU for any layout sharing `work`, above its closed form and above
-/// its ceiling (what the simulated pipeline could make of it): compute alone, spread evenly over the
-/// pipeline stages, with no fill or drain and no communication or optimizer. The search skips timing
-/// layouts whose bound cannot reach the ceilings it already holds.
+/// its ceiling (what the simulated pipeline could make of it): each stage's compute alone, filled and
+/// drained as the simulation's floor (pipeline_floor_s) has it, no communication or optimizer. The
+/// search skips timing layouts whose bound cannot reach the ceilings it already holds; it passes the
+/// layout's stages (split_stages), which it splits once per schedule.
+double tokens_per_s_per_gpu_bound(const ModelSpec& m, const ClusterSpec& c, const Layout& l, const StepWork& work,
+                                  const std::vector<Stage>& stages);
 double tokens_per_s_per_gpu_bound(const ModelSpec& m, const ClusterSpec& c, const Layout& l, const StepWork& work);
 
 /// What the closed forms (docs/model.md §7) predict for the simulated span of the plan's layout: the

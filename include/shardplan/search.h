@@ -40,8 +40,8 @@ struct SearchSpace {
 /// closed forms and the simulation can order close layouts differently, and the simulated in-flight
 /// memory can exceed the closed form's. Where a layout left out could still have entered the answers,
 /// the search runs again with a pool eight times wider, up to kMaxRetimedPool.
-inline constexpr size_t kRetimedPool = 64;
-inline constexpr size_t kMaxRetimedPool = 64 * 8 * 8 * 8;
+inline constexpr size_t kRetimedPool = 512;
+inline constexpr size_t kMaxRetimedPool = 512 * 8 * 8;
 
 struct SearchOptions {
     int top = 5;

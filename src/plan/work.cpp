@@ -3,9 +3,11 @@
 #include "shardplan/plan.h"
 
 #include <algorithm>
+#include <vector>
 
 #include "shardplan/compute.h"
 #include "shardplan/memory.h"
+#include "shardplan/schedule.h"
 
 namespace shardplan {
 
@@ -27,24 +29,41 @@ StepWork step_work(const ModelSpec& m, const ClusterSpec& c, const Layout& l) {
     return w;
 }
 
-double tokens_per_s_per_gpu_bound(const ModelSpec& m, const ClusterSpec& c, const Layout& l, const StepWork& w) {
-    const double n_moe = static_cast<double>(moe_layers_in(m, 0, m.layers));
-    const double n_dense = static_cast<double>(m.layers) - n_moe;
+double tokens_per_s_per_gpu_bound(const ModelSpec& m, const ClusterSpec& c, const Layout& l, const StepWork& w,
+                                  const std::vector<Stage>& stages) {
     // Full recomputation's block method replays only some layers: the model-wide share of them.
     double share = 1.0;
     if (l.recompute == Recompute::full && l.recompute_method == RecomputeMethod::block)
-        share = replayed_share(l, split_stages(m, l), m.layers);
-    const double per_mb = n_dense * (w.dense.fwd_s + w.dense.bwd_s + share * w.dense.recompute_s) +
-                          n_moe * (w.moe.fwd_s + w.moe.bwd_s + share * w.moe.recompute_s) + w.head.fwd_s + w.head.bwd_s;
-    // The slowest stage does at least the average share of the work, m times, one pass after another.
-    // No fill or drain is counted: where the stages are uneven the simulated pipeline can start its
-    // slowest rank at once and end with it (its floor, pipeline_floor_s, can be less than the closed
-    // forms' bubble), so only m·per_mb/pp bounds every schedule's ceiling (search.cpp).
-    const double mb = static_cast<double>(micro_batches(l)), pp = static_cast<double>(l.pp);
+        share = replayed_share(l, stages, m.layers);
+    const double dense_f = w.dense.fwd_s, dense_b = w.dense.bwd_s + share * w.dense.recompute_s;
+    const double moe_f = w.moe.fwd_s, moe_b = w.moe.bwd_s + share * w.moe.recompute_s;
+    // Each rank's compute per micro-batch as its stage's layers (and the LM head on the last) give it,
+    // no communication counted, in the form of the simulated pipeline's floor (pipeline_floor_s), the
+    // least any schedule makes of such ranks: rank r waits for micro-batch 0 to cross ranks 0…r−1 (a
+    // chunk's forward and, but for zero-bubble, its backward each), then runs its m passes one after
+    // another. So it bounds the ceiling the search ranks by as well as the closed forms. DualPipe's
+    // ranks each hold a chunk from each end (their sum counts every layer twice) and it hides their
+    // fill: m passes of half the mean rank.
+    const double mb = static_cast<double>(micro_batches(l));
+    const double v = l.schedule == Schedule::interleaved ? static_cast<double>(std::max<int64_t>(1, l.vpp)) : 1.0;
+    double before = 0, span = 0, sum = 0;
+    for (const Stage& st : stages) {
+        const double dense = static_cast<double>(st.layers - st.moe_layers), moe = static_cast<double>(st.moe_layers);
+        const double f = dense * dense_f + moe * moe_f + (st.last ? w.head.fwd_s : 0.0);
+        const double b = dense * dense_b + moe * moe_b + (st.last ? w.head.bwd_s : 0.0);
+        sum += f + b;
+        span = std::max(span, before + mb * (f + b));
+        before += f / v + (l.schedule == Schedule::zb ? 0.0 : b / v);
+    }
+    if (l.schedule == Schedule::dualpipe) span = mb * sum / (2.0 * static_cast<double>(stages.size()));
     // A hair below, so a layout whose evaluation rounds to its bound is never pruned by it.
-    const double step_lb = (1.0 - 1e-9) * mb * per_mb / pp;
+    const double step_lb = (1.0 - 1e-9) * span;
     if (step_lb <= 0) return 1e300;
     return static_cast<double>(global_batch(l)) * static_cast<double>(l.seq_len) / (step_lb * static_cast<double>(c.gpus));
+}
+
+double tokens_per_s_per_gpu_bound(const ModelSpec& m, const ClusterSpec& c, const Layout& l, const StepWork& w) {
+    return tokens_per_s_per_gpu_bound(m, c, l, w, split_stages(m, l));
 }
 
 }  // namespace shardplan

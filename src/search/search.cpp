@@ -11,6 +11,8 @@
 
 #include <fmt/format.h>
 
+#include "shardplan/schedule.h"
+
 namespace shardplan {
 
 std::vector<int64_t> divisors(int64_t n) {
@@ -205,14 +207,16 @@ void run_shape(const ModelSpec& m, const ClusterSpec& c, const Layout& base, con
     l.ep = s.ep;
     l.etp = s.etp;
     const std::vector<std::array<Axis, 5>> ords = orders(m, s, sp);
-    for (const Variant& v : schedules(m, s, sp))
+    std::vector<Stage> stages;  // the variant's stages: the bound reads them for every micro-batch and more
+    for (const Variant& v : schedules(m, s, sp)) {
+        l.schedule = v.schedule;
+        l.vpp = v.vpp;
+        split_stages(m, l, stages);
         for (int64_t b : mbs)
             for (Recompute rc : rcs)
                 for (bool seqpar : sps)
                     for (int z : zeros)  // innermost: ZeRO stage and rank order share the per-layer work
                         for (size_t oi = 0; oi < ords.size(); ++oi) {
-                            l.schedule = v.schedule;
-                            l.vpp = v.vpp;
                             l.order = ords[oi];
                             l.micro_batch = b;
                             l.zero = z;
@@ -225,7 +229,7 @@ void run_shape(const ModelSpec& m, const ClusterSpec& c, const Layout& base, con
                             // counts its computation alone, below any step its ceiling allows), or an
                             // earlier pass re-timed answers faster than it (`floor`), so the global pool
                             // cannot want it; only whether it fits is still counted.
-                            const double bound = pareto ? 0.0 : tokens_per_s_per_gpu_bound(m, c, l, work);
+                            const double bound = pareto ? 0.0 : tokens_per_s_per_gpu_bound(m, c, l, work, stages);
                             const bool hopeless = !pareto && ((out.top.size() == top && bound < out.top.back().ceiling) ||
                                                               bound < floor);
                             evaluate_into(m, c, l, p,
@@ -262,6 +266,7 @@ void run_shape(const ModelSpec& m, const ClusterSpec& c, const Layout& base, con
                             keep_top(out.top, sc, top);
                             if (pareto) keep_pareto(out.pareto, sc);
                         }
+    }
 }
 
 int64_t variants(const ModelSpec& m, const Shape& s, const SearchSpace& sp) {
