@@ -252,7 +252,8 @@ TEST(Search, EachAnswerSaysHowFarBehindTheFirstItIs) {
 }
 
 // The first answer is the best: asking for one layout or for a thousand gives the same winner, because
-// the closed-form ranking inside the loop only shortlists (kRetimedPool) and the simulated pipeline picks.
+// the loop only shortlists, by ceilings no simulation can beat (kRetimedPool, widened until nothing left
+// out could enter), and the simulated pipeline picks.
 // GPT-3 175B on 4096 A100 (issue 14): with a shortlist of `top`, the closed forms alone put
 // TP8·CP2·PP2·VPP12 (3 micro-batches, an 18 % simulated bubble) first at 133.5 tokens/s/GPU, while
 // `--top 50` found faster layouts. The jobs are the benchmark's (bench/search_bench.cpp) and that one,

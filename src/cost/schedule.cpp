@@ -207,13 +207,13 @@ double pipeline_floor_s(const PipelineSpec& s, double p2p_s) {
     if (s.pp <= 1 || s.schedule == Schedule::dualpipe || s.ranks.size() != static_cast<size_t>(s.pp)) return 0.0;
     const double m = static_cast<double>(s.micro_batches);
     const double busy_max = m * s.ranks[static_cast<size_t>(slowest_rank(s))].total();
-    double before = 0, span = 0;  // before: the chunk passes and sends of ranks 0…r−1 one micro-batch waits for
+    PipelineFill fill;
     for (int64_t r = 0; r < s.pp; ++r) {
-        span = std::max(span, before + m * s.ranks[static_cast<size_t>(r)].total());
         const ChunkTimes c = chunk_times(s, r);
-        before += c.f_s + p2p_s + (s.schedule == Schedule::zb ? 0.0 : c.b_s + c.w_s + p2p_s);
+        fill.add_rank(m * s.ranks[static_cast<size_t>(r)].total(),
+                      c.f_s + p2p_s + (s.schedule == Schedule::zb ? 0.0 : c.b_s + c.w_s + p2p_s));
     }
-    return std::max(0.0, span - busy_max);
+    return std::max(0.0, fill.span_s - busy_max);
 }
 
 double exposed_sends_s(const PipelineSpec& s) {

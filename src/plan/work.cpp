@@ -38,24 +38,23 @@ double tokens_per_s_per_gpu_bound(const ModelSpec& m, const ClusterSpec& c, cons
     const double dense_f = w.dense.fwd_s, dense_b = w.dense.bwd_s + share * w.dense.recompute_s;
     const double moe_f = w.moe.fwd_s, moe_b = w.moe.bwd_s + share * w.moe.recompute_s;
     // Each rank's compute per micro-batch as its stage's layers (and the LM head on the last) give it,
-    // no communication counted, in the form of the simulated pipeline's floor (pipeline_floor_s), the
-    // least any schedule makes of such ranks: rank r waits for micro-batch 0 to cross ranks 0…r−1 (a
-    // chunk's forward and, but for zero-bubble, its backward each), then runs its m passes one after
-    // another. So it bounds the ceiling the search ranks by as well as the closed forms. DualPipe's
-    // ranks each hold a chunk from each end (their sum counts every layer twice) and it hides their
-    // fill: m passes of half the mean rank.
+    // no communication counted, filled as the simulated pipeline's floor fills its ranks
+    // (PipelineFill, pipeline_floor_s): so it bounds the ceiling the search ranks by as well as the
+    // closed forms. DualPipe's ranks each hold a chunk from each end (their sum counts every layer
+    // twice) and it hides their fill: m passes of half the mean rank.
     const double mb = static_cast<double>(micro_batches(l));
     const double v = l.schedule == Schedule::interleaved ? static_cast<double>(std::max<int64_t>(1, l.vpp)) : 1.0;
-    double before = 0, span = 0, sum = 0;
+    PipelineFill fill;
+    double sum = 0;
     for (const Stage& st : stages) {
         const double dense = static_cast<double>(st.layers - st.moe_layers), moe = static_cast<double>(st.moe_layers);
         const double f = dense * dense_f + moe * moe_f + (st.last ? w.head.fwd_s : 0.0);
         const double b = dense * dense_b + moe * moe_b + (st.last ? w.head.bwd_s : 0.0);
         sum += f + b;
-        span = std::max(span, before + mb * (f + b));
-        before += f / v + (l.schedule == Schedule::zb ? 0.0 : b / v);
+        fill.add_rank(mb * (f + b), f / v + (l.schedule == Schedule::zb ? 0.0 : b / v));
     }
-    if (l.schedule == Schedule::dualpipe) span = mb * sum / (2.0 * static_cast<double>(stages.size()));
+    const double span = l.schedule == Schedule::dualpipe ? mb * sum / (2.0 * static_cast<double>(stages.size()))
+                                                         : fill.span_s;
     // A hair below, so a layout whose evaluation rounds to its bound is never pruned by it.
     const double step_lb = (1.0 - 1e-9) * span;
     if (step_lb <= 0) return 1e300;
