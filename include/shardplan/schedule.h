@@ -76,12 +76,14 @@ int64_t slowest_rank(const PipelineSpec& s);
 double bubble_time_s(const PipelineSpec& s);
 
 /// The floor of a line of ranks, built rank by rank: rank r starts its m passes (busy_s = m·T_r) once
-/// micro-batch 0's first chunk has crossed ranks 0…r−1 (each: a chunk forward and a send, and but for
-/// deferred weight gradients a chunk backward and a send, `wait_s`). The span is at least the most any
-/// rank's start plus busy time comes to. pipeline_floor_s() and the search's bound
-/// (tokens_per_s_per_gpu_bound) both build it, one from timed ranks, one from compute alone.
+/// micro-batch 0's first chunk has crossed ranks 0…r−1 (each: a chunk forward and a send), and unless
+/// weight gradients are deferred its last pass is a backward those ranks must still pass back (each: a
+/// chunk backward and a send). Both sums run over the ranks before r, so `wait_s` is each rank's share
+/// of the two and the span is at least the most any rank's fill + busy + drain comes to.
+/// pipeline_floor_s() and the search's bound (tokens_per_s_per_gpu_bound) both build it, one from timed
+/// ranks, one from compute alone.
 struct PipelineFill {
-    double before_s = 0;  // what rank r waits for before its first pass
+    double before_s = 0;  // the fill and drain ranks 0…r−1 add to rank r's span
     double span_s = 0;    // max over ranks 0…r of before + busy
     void add_rank(double busy_s, double wait_s) {
         span_s = span_s > before_s + busy_s ? span_s : before_s + busy_s;
@@ -91,8 +93,7 @@ struct PipelineFill {
 
 /// The least simulate_pipeline() can find for the bubble and the exposed sends together, each send
 /// taking `p2p_s` (the spec's, or 0 for the bubble alone): PipelineFill's span over the spec's ranks,
-/// less the slowest rank's m·T_max. The drain after each rank is not counted, so it is a floor and
-/// not an estimate. Zero for DualPipe (two directions) and for pp 1.
+/// less the slowest rank's m·T_max. Zero for DualPipe (two directions) and for pp 1.
 double pipeline_floor_s(const PipelineSpec& s, double p2p_s);
 
 /// What the boundary sends add to the step in closed form: the fill and drain ones, forward and
