@@ -154,7 +154,12 @@ Case resolve_scenario(const ScenarioFlags& f) {
         // "-": the case on standard input (`shardplan import ... | shardplan plan --case -`); files it
         // names are relative to the working directory.
         const FileAccess files{f.case_file == "-" ? std::string() : std::filesystem::path(f.case_file).parent_path().string()};
-        c = case_from_json(read_json_file(f.case_file, "--case"), "", &files);
+        const json j = read_json_file(f.case_file, "--case");
+        // One case, not a file of them (validate reads those): named by the option, as its fields are by theirs.
+        if (!j.is_object())
+            throw ConfigError("--case", "one case, a JSON object with model, cluster and layout (a list of cases is "
+                                        "validate's), got " + describe_json(j));
+        c = case_from_json(j, "", &files);
     } else {
         const Scenario s = default_scenario();
         c.model = s.model;
