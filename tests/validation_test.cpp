@@ -193,9 +193,12 @@ TEST(Validation, PublishedRunsStayWithinTheReachedBounds) {
         if (st.count >= 5) EXPECT_LE(st.median_abs_error, 0.15) << source;
 }
 
-// vTrain's 1,440 single-node A100 runs were never fitted on: they test the ranking and the 80 % ranges
-// on unseen runs. Reached: 97 % of 46,421 same-job pairs ordered as measured (96 % before the unfused core
-// was priced as batched GEMMs), 77 % of the runs inside their plan's range (78 % before llm-foundry's runs
+// vTrain's 1,440 single-node A100 runs were never fitted on: they test the ranking on unseen runs. Reached:
+// 97 % of 46,421 same-job pairs ordered as measured (96 % before the unfused core was priced as batched
+// GEMMs), 85 % of the runs inside their plan's range since the bands of Megatron-DeepSpeed ("deepspeed", its
+// engine's family) come from these runs and BigScience's, net of the host launch cost's own widening (in
+// sample for that band; built from BigScience's runs alone they cover 97 %: tools/fit_ranges.py), 75 %
+// before, from the A100 runs of calibration.json's frameworks, 77 % (78 % before llm-foundry's runs
 // were priced as eager PyTorch, whose refit narrowed the Ampere band; 91 % at most), median 7.5 %, p90 18.1 % (7.4 %
 // before flash attention's backward was 2.9 × its forward; 74 %, 7.7 %, 18.8 % since DeepSpeed's DP traffic runs after
 // the backward, dp_comm_overlap, and the refit it brought), since
@@ -242,6 +245,15 @@ TEST(Validation, UltraScaleReservedMemoryStaysWithinTheReachedBound) {
     // the H100 96GB preset's peak moved Hopper's refit; 75.9 % before attention's kernel classes).
     EXPECT_GE(r.summary.ranking.share(), 0.855);
     EXPECT_LE(r.summary.median_abs_error, 0.22);
+    // 85 % of the runs inside their plan's 80 % range (994 of 1,171) since nanotron's bands, within one node
+    // and across nodes, come from these runs (in sample for them: a band built from half of them, drawn at
+    // random, covers 80-89 % of the other half in 20 draws, one built without a model's runs 76-91 % of
+    // that model's, one built from the earlier half by job id 95 % of the later and the later 35 % of the
+    // earlier, whose slowest batch it has not seen; without any of them the runs take Hopper's band for any
+    // framework and 48 % fall inside; 49 %, 574, before; docs/validation.md, "The 80 % range every plan
+    // carries").
+    EXPECT_GE(double(r.summary.in_range) / double(r.summary.predicted), 0.75);
+    EXPECT_LE(double(r.summary.in_range) / double(r.summary.predicted), 0.92);
 }
 
 // BigScience's search for BLOOM's layout (examples/validation/bigscience_tr11_search.json, in the repository,
@@ -267,6 +279,10 @@ TEST(Validation, BigScienceLayoutSearchStaysWithinTheReachedBounds) {
     EXPECT_LE(r.summary.p90_abs_error, 0.28);
     EXPECT_GE(r.summary.ranking.share(), 0.86);
     EXPECT_LE(r.summary.memory.median_abs_error, 0.07);
+    // 34 of 40 inside their plan's 80 % range since Megatron-DeepSpeed's band across nodes is theirs (in
+    // sample: from vTrain's single-node runs alone, 1 of 40; none before, from Megatron-LM's A100 runs).
+    EXPECT_GE(r.summary.in_range, 30);
+    EXPECT_LE(r.summary.in_range, 37);
     // The network is the case's: with the preset's four times faster NIC the same runs come out faster.
     CaseList preset = cases;
     for (Case& c : preset.cases) c.cluster.gpu.scale_out_Bps = preset_gpu("a100-80g").scale_out_Bps;

@@ -28,12 +28,14 @@ struct RecomputeResolution {
 
 struct CaseResult {
     std::string id, source, gpu, generation, family;  // family: framework_family() of the layout's framework
+    std::string scope;  // domain_scope(): the job inside one scale-up domain ("one") or across "several"
     bool moe = false;
     std::string error;  // non-empty: the case could not be predicted, and why
     bool planned = false;  // the layout was planned (a run without a measured throughput still ran)
     // Predicted.
     double tokens_per_s_per_gpu = 0, step_time_s = 0, mfu = 0, memory_bytes = 0;
     double range_low = 0, range_high = 0;  // the plan's 80 % range of tokens/s per GPU (ranges.h)
+    double range_host_slower = 0, range_host_faster = 0;  // the host launch cost's part of it (ThroughputRange)
     double allocated_bytes = 0, reserved_bytes = 0, device_bytes = 0;  // memory_bytes is the device figure
     std::string memory_kind;  // of the measurement: "allocated", "reserved" or "device" (unstated: device)
     bool fits = false;

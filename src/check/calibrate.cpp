@@ -384,8 +384,9 @@ json loso_to_json(const LeaveOneSourceOut& r) {
     for (const CaseResult& c : r.cases)
         if (c.error.empty() && c.throughput_error)
             j["cases"].push_back({{"id", c.id}, {"source", c.source}, {"kind", c.moe ? "moe" : "dense"},
-                                  {"generation", c.generation}, {"family", c.family},
-                                  {"throughput_error", *c.throughput_error}});
+                                  {"generation", c.generation}, {"family", c.family}, {"scope", c.scope},
+                                  {"throughput_error", *c.throughput_error},
+                                  {"range_host_shift", {c.range_host_slower, c.range_host_faster}}});
     return j;
 }
 

@@ -105,6 +105,7 @@ CaseResult predict_case(const Case& c) {
     r.gpu = c.cluster.gpu.id;
     r.generation = c.cluster.gpu.generation;
     r.family = framework_family(c.layout.framework);
+    r.scope = domain_scope(c.cluster.gpus, c.cluster.scale_up_domain);
     r.moe = c.model.moe.has_value();
     r.unstated = c.unstated;
     r.job = fmt::format("{}|{}|{}|{}|{}|{}|{}", c.source, c.model.name, model_params_total(c.model), c.cluster.gpu.id,
@@ -117,6 +118,8 @@ CaseResult predict_case(const Case& c) {
         r.tokens_per_s_per_gpu = p.throughput.tokens_per_s_per_gpu;
         r.range_low = p.throughput.range.low;
         r.range_high = p.throughput.range.high;
+        r.range_host_slower = p.throughput.range.host_slower;
+        r.range_host_faster = p.throughput.range.host_faster;
         r.step_time_s = p.time.step_s;
         r.mfu = p.throughput.mfu;
         r.memory_bytes = p.memory.total_bytes();
@@ -323,10 +326,12 @@ json stats_json(const ErrorStats& s) {
 json validation_to_json(const ValidationReport& r) {
     json cases = json::array();
     for (const CaseResult& c : r.cases) {
-        json j = {{"id", c.id}, {"source", c.source}, {"gpu", c.gpu}, {"kind", c.moe ? "moe" : "dense"}};
+        json j = {{"id", c.id},         {"source", c.source}, {"gpu", c.gpu},     {"kind", c.moe ? "moe" : "dense"},
+                  {"generation", c.generation}, {"family", c.family}, {"scope", c.scope}};
         if (c.error.empty() || c.error == "no measured throughput to compare with") {
             j["predicted"] = {{"tokens_per_s_per_gpu", c.tokens_per_s_per_gpu},
-                              {"tokens_per_s_per_gpu_range", {c.range_low, c.range_high}}, {"step_time_s", c.step_time_s},
+                              {"tokens_per_s_per_gpu_range", {c.range_low, c.range_high}},
+                              {"range_host_shift", {c.range_host_slower, c.range_host_faster}}, {"step_time_s", c.step_time_s},
                               {"memory", {{"allocated_bytes", c.allocated_bytes}, {"reserved_bytes", c.reserved_bytes},
                                           {"device_bytes", c.device_bytes}}},
                               {"mfu", c.mfu}, {"memory_bytes", c.memory_bytes}, {"fits", c.fits}};

@@ -96,12 +96,15 @@ FrameworkDefaults framework_defaults(const std::string& framework, const std::st
     const std::string family = framework_family(framework);
     const bool deepspeed = f.find("deepspeed") != std::string::npos;
     const bool torchtitan = f.find("torchtitan") != std::string::npos;
-    if ((family == "megatron" && !deepspeed) || family == "jax") d.attention = AttentionKernel::fused;
+    // Megatron's model code: Megatron-LM, NeMo, Megatron-Bridge, and Megatron-DeepSpeed (whose family is
+    // DeepSpeed's, its engine's).
+    const bool megatron_code = family == "megatron" || (deepspeed && f.find("megatron") != std::string::npos);
+    if (family == "megatron" || family == "jax") d.attention = AttentionKernel::fused;
     // The unfused core (scores by baddbmm, Megatron's fused scale-mask-softmax, dropout, bmm) is what
     // Megatron-DeepSpeed runs unless told (its --use-flash-attn-v1/-v2/-triton are store_true flags,
     // megatron/arguments.py), and all Megatron-LM had before FlashAttention reached it in 2023
     // (--use-flash-attn): Korthikanti et al. 2022 and BLOOM stored the scores.
-    if (family == "megatron" && (deepspeed || names_year_up_to(f, 2022))) d.attention = AttentionKernel::unfused;
+    if (megatron_code && (deepspeed || names_year_up_to(f, 2022))) d.attention = AttentionKernel::unfused;
     // Who adds each micro-batch's 16-bit gradients to fp32 buffers in a pass of its own: nanotron's
     // FP32GradientAccumulator (optim/gradient_accumulator.py), torchtitan through PyTorch's AccumulateGrad
     // and FSDP2, llm-foundry through AccumulateGrad on FSDP's shards, DeepSpeed's BF16 optimizer (below).
@@ -178,7 +181,7 @@ FrameworkDefaults framework_defaults(const std::string& framework, const std::st
     // Gradients in fp32: torchtitan's mixed_precision_reduce (float32, whatever the precision); with bf16
     // compute, DeepSpeed's BF16 optimizer and Megatron-LM's --accumulate-allreduce-grads-in-fp32 (set for
     // bf16 unless --grad-reduce-in-bf16). NeMo's and Megatron-Bridge's performance recipes reduce in bf16.
-    const bool megatron_lm = family == "megatron" && !recipe;
+    const bool megatron_lm = megatron_code && !recipe;
     if (torchtitan || ((megatron_lm || deepspeed) && precision != Precision::fp16))
         d.grad_dtype = GradDtype::fp32;
     // ZeRO-3 by DeepSpeed's per-tensor path (stage3.py through v0.3.x; DeepSpeed #1174, PR #1188). Megatron-LM

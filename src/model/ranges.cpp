@@ -11,52 +11,82 @@ namespace shardplan {
 std::string framework_family(const std::string& framework) {
     const std::string f = ascii_lower(framework);
     auto has = [&](std::string_view s) { return f.find(s) != std::string::npos; };
-    if (has("megatron") || has("nemo")) return "megatron";
-    if (has("torchtitan") || has("fsdp") || has("composer") || has("llm-foundry") || has("nanotron")) return "fsdp";
-    if (has("maxtext") || has("paxml") || has("jax")) return "jax";
+    // DeepSpeed's engine first: Megatron-DeepSpeed runs Megatron's layers under DeepSpeed's pipeline
+    // engine, ZeRO and optimizer, and its runs stray from the model as DeepSpeed's do, not as Megatron's.
     if (has("deepspeed")) return "deepspeed";
+    if (has("megatron") || has("nemo")) return "megatron";
+    if (has("nanotron")) return "nanotron";  // its own 3D engine: DDP or ZeRO-1, no FSDP
+    if (has("torchtitan") || has("fsdp") || has("composer") || has("llm-foundry")) return "fsdp";
+    if (has("maxtext") || has("paxml") || has("jax")) return "jax";
     return "";
 }
 
 const std::vector<ResidualBand>& residual_bands() {
     static const std::vector<ResidualBand> bands = {
-        // RANGES-BEGIN (tools/fit_ranges.py: kind, generation, family, runs, log half-width; q = 0.86 of |residual|, unseen-source coverage 82 %)
-        {"", "", "", 324, 0.1461},
-        {"dense", "", "", 256, 0.1277},
-        {"dense", "ampere", "", 98, 0.0892},
-        {"dense", "ampere", "fsdp", 79, 0.0744},
-        {"dense", "ampere", "megatron", 19, 0.1083},
-        {"dense", "blackwell", "", 26, 0.1391},
-        {"dense", "blackwell", "megatron", 26, 0.1391},
-        {"dense", "hopper", "", 132, 0.1433},
-        {"dense", "hopper", "fsdp", 57, 0.1478},
-        {"dense", "hopper", "jax", 18, 0.1602},
-        {"dense", "hopper", "megatron", 57, 0.0983},
-        {"moe", "", "", 68, 0.2298},
-        {"moe", "blackwell", "", 38, 0.2569},
-        {"moe", "blackwell", "megatron", 38, 0.2569},
-        {"moe", "hopper", "", 30, 0.1951},
-        {"moe", "hopper", "megatron", 30, 0.1951},
+        // RANGES-BEGIN (tools/fit_ranges.py: kind, generation, family, scope, runs, log half-width; q = 0.85 of the band each run needs, unseen-source coverage 81 %)
+        {"", "", "", "", 324, 0.1435},
+        {"dense", "", "", "", 256, 0.1235},
+        {"dense", "ampere", "", "", 98, 0.0787},
+        {"dense", "ampere", "deepspeed", "", 1480, 0.1247},
+        {"dense", "ampere", "deepspeed", "one", 1440, 0.1168},
+        {"dense", "ampere", "deepspeed", "several", 40, 0.2367},
+        {"dense", "ampere", "fsdp", "", 79, 0.0680},
+        {"dense", "ampere", "fsdp", "one", 56, 0.1070},
+        {"dense", "ampere", "fsdp", "several", 23, 0.0519},
+        {"dense", "ampere", "megatron", "", 19, 0.0968},
+        {"dense", "ampere", "megatron", "one", 2, 0.0594},
+        {"dense", "ampere", "megatron", "several", 17, 0.0971},
+        {"dense", "blackwell", "", "", 26, 0.1389},
+        {"dense", "blackwell", "megatron", "", 57, 0.1374},
+        {"dense", "blackwell", "megatron", "one", 42, 0.1344},
+        {"dense", "blackwell", "megatron", "several", 15, 0.1388},
+        {"dense", "hopper", "", "", 132, 0.1403},
+        {"dense", "hopper", "fsdp", "", 57, 0.1453},
+        {"dense", "hopper", "fsdp", "one", 27, 0.1693},
+        {"dense", "hopper", "fsdp", "several", 30, 0.1045},
+        {"dense", "hopper", "jax", "", 18, 0.1572},
+        {"dense", "hopper", "jax", "several", 18, 0.1572},
+        {"dense", "hopper", "megatron", "", 57, 0.0951},
+        {"dense", "hopper", "megatron", "one", 5, 0.2278},
+        {"dense", "hopper", "megatron", "several", 52, 0.0887},
+        {"dense", "hopper", "nanotron", "", 1171, 1.4023},
+        {"dense", "hopper", "nanotron", "one", 55, 0.1655},
+        {"dense", "hopper", "nanotron", "several", 1116, 1.4428},
+        {"moe", "", "", "", 68, 0.2126},
+        {"moe", "blackwell", "", "", 38, 0.2506},
+        {"moe", "blackwell", "megatron", "", 50, 0.1897},
+        {"moe", "blackwell", "megatron", "one", 24, 0.1036},
+        {"moe", "blackwell", "megatron", "several", 26, 0.2753},
+        {"moe", "hopper", "", "", 30, 0.1941},
+        {"moe", "hopper", "megatron", "", 30, 0.1941},
+        {"moe", "hopper", "megatron", "one", 2, 0.1504},
+        {"moe", "hopper", "megatron", "several", 28, 0.1950},
         // RANGES-END
     };
     return bands;
 }
 
-ThroughputRange throughput_range(double predicted, bool moe, const std::string& generation, const std::string& family) {
+ThroughputRange throughput_range(double predicted, bool moe, const std::string& generation, const std::string& family,
+                                 const std::string& scope) {
     const std::string kind = moe ? "moe" : "dense";
-    // From the most specific class to the widest: kind · generation · family, kind · generation, kind, all.
-    const struct { bool gen, fam, kind; } levels[] = {{true, true, true}, {true, false, true}, {false, false, true},
-                                                      {false, false, false}};
+    // From the most specific class to the widest: kind · generation · family · scope, kind · generation ·
+    // family, kind · generation, kind, all.
+    const struct { bool gen, fam, scope, kind; } levels[] = {
+        {true, true, true, true}, {true, true, false, true}, {true, false, false, true}, {false, false, false, true},
+        {false, false, false, false}};
     for (const auto& lv : levels) {
         if (lv.fam && family.empty()) continue;  // no framework named: no family class to look in
+        if (lv.scope && scope.empty()) continue;
         for (const ResidualBand& b : residual_bands()) {
             if ((lv.kind ? kind : std::string()) != b.kind) continue;
             if ((lv.gen ? generation : std::string()) != b.generation) continue;
             if ((lv.fam ? family : std::string()) != b.family) continue;
+            if ((lv.scope ? scope : std::string()) != b.scope) continue;
             if (b.runs < kMinBandRuns && lv.kind) continue;
             std::string basis = lv.kind ? kind : "all runs";
             if (lv.gen) basis += " · " + generation;
             basis += lv.fam ? " · " + family : " · all frameworks";
+            if (lv.scope) basis += scope == "one" ? " · within one domain" : " · across domains";
             // residual = log(pred/meas) within ±w: measured within [P·e^−w, P·e^w].
             return {predicted / std::exp(b.log_half_width), predicted * std::exp(b.log_half_width), b.runs, basis};
         }

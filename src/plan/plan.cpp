@@ -462,7 +462,7 @@ void evaluate_into(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Pl
     finish_throughput(m, c, l, w, x.stages, plan);
     if (o.depth == Depth::full) {
         plan.throughput.range = throughput_range(plan.throughput.tokens_per_s_per_gpu, m.moe.has_value(), c.gpu.generation,
-                                                 framework_family(l.framework));
+                                                 framework_family(l.framework), domain_scope(c.gpus, c.scale_up_domain));
         widen_for_host(m, c, l, o, plan.throughput.tokens_per_s_per_gpu, plan.throughput.range);
     }
 }
@@ -495,6 +495,8 @@ void widen_for_host(const ModelSpec& m, const ClusterSpec& c, const Layout& l, c
         up = std::max(up, shift);
     }
     if (down <= 0 && up <= 0) return;
+    r.host_slower = down;
+    r.host_faster = up;
     r.low = predicted / std::exp(std::hypot(w, down));
     r.high = predicted * std::exp(std::hypot(w, up));
     if (std::max(down, up) > 0.01) r.basis += " · with the host launch cost's range";
