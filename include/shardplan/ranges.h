@@ -28,8 +28,9 @@ inline const char* domain_scope(int64_t gpus, int64_t scale_up_domain) {
 }
 
 /// One class of runs and the half-width w of its band: measured within [P·e^−w, P·e^w] of a prediction P.
-/// w is one quantile (the same for every class) of the held-out |log(predicted/measured)| of the class.
-/// An empty field matches any value.
+/// w is one quantile (the same for every class) over the class's runs of the band each needs: its
+/// held-out |log(predicted/measured)|, less (in quadrature) what the host launch cost's widening already
+/// gives it on its side (ThroughputRange::host_slower, host_faster). An empty field matches any value.
 struct ResidualBand {
     const char* kind;        // "dense", "moe" or ""
     const char* generation;  // "hopper", ... or ""

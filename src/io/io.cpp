@@ -406,8 +406,8 @@ Layout layout_from_json(const json& j, const std::string& path, const std::strin
     // default); torchtitan's op-level selective checkpointing keeps attention's and every other matmul's
     // output and replays the norms, the activation functions and the matmuls between (nanotron, with no
     // selective mode of its own, is read the same way).
-    if (l.recompute == Recompute::selective && l.recompute_modules == 0 &&
-        (framework_family(l.framework) == "fsdp" || framework_family(l.framework) == "nanotron"))
+    const std::string family = framework_family(l.framework);
+    if (l.recompute == Recompute::selective && l.recompute_modules == 0 && (family == "fsdp" || family == "nanotron"))
         l.recompute_modules = op_level_selective_modules();
     l.precision = r.choice<Precision>("precision", Precision::bf16);
     const FrameworkDefaults fw = framework_defaults(l.framework, generation, l.precision, moe);
