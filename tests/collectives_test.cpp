@@ -25,11 +25,26 @@ Fabric fabric(bool in_switch = false) {
 
 TEST(Collectives, RingAllReduceInsideDomain) {
     // 8 ranks, 1 GB: ring = 2·7·2 µs + 2·7/8 · 1e9 / 360e9 = 28 µs + 4.8611 ms.
-    // tree = 2·3·2 µs + 4.8611 ms / 0.9 = 5.413 ms → ring wins.
+    // tree = 2·7·2 µs + 4.8611 ms / 0.9 = 5.429 ms (a chain through the domain's ranks) → ring wins.
     const auto c = collective_time(Collective::all_reduce, 1e9, 8, 8, fabric());
     EXPECT_NEAR(c.time_s, 28e-6 + 1.75e9 / 360e9, 1e-9);
     EXPECT_EQ(c.tier, Tier::scale_up);
     EXPECT_STREQ(c.algorithm, "ring");
+}
+
+// NCCL's tree is a double binary tree across nodes and a chain through the GPUs of one (its tuning.cc
+// prices the tree's latency at 2·((nRanks/nNodes − 1)·intra + log2(nNodes)·inter)), so a small all-reduce
+// inside one domain gains nothing from it. 8 ranks, 2 MB: ring 2·7·2 µs + 1.75 · 2e6 / 360e9 = 28 µs +
+// 9.722 µs = 37.722 µs; the chain 28 µs + 9.722 / 0.9 µs = 38.802 µs (as a binary tree, 2·3·2 µs + 10.802
+// µs = 22.802 µs, it had won). One rank a domain, the tree is one: 16 ranks on 16 servers, 64 kB: ring
+// 2·15·6 µs + 1.875 · 64e3 / 45e9 = 180 µs + 2.667 µs; tree 2·4·6 µs + 2.667 / 0.9 µs = 50.963 µs.
+TEST(Collectives, TreeInsideADomainIsAChain) {
+    const auto in = collective_time(Collective::all_reduce, 2e6, 8, 8, fabric());
+    EXPECT_STREQ(in.algorithm, "ring");
+    EXPECT_NEAR(in.time_s, 28e-6 + 1.75 * 2e6 / 360e9, 1e-12);
+    const auto across = collective_time(Collective::all_reduce, 64e3, 16, 1, fabric());
+    EXPECT_STREQ(across.algorithm, "tree");
+    EXPECT_NEAR(across.time_s, 48e-6 + 1.875 * 64e3 / 45e9 / 0.9, 1e-12);
 }
 
 TEST(Collectives, InSwitchBeatsRingForLargeBuffers) {

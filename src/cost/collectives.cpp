@@ -42,12 +42,16 @@ double tree_steps(Collective c, int64_t n) {
     return c == Collective::all_reduce ? 2.0 * lg : lg;
 }
 
-// Best of ring and tree over a single tier of bandwidth B and latency α.
+// Best of ring and tree over a single tier of bandwidth B and latency α. NCCL's tree is a double binary
+// tree across nodes and a chain through the GPUs inside one (src/graph/tuning.cc: the tree's latency is
+// 2·((nRanks/nNodes − 1)·intra + log2(nNodes)·inter)), so inside one scale-up domain it takes as many
+// hops as the ring, at less bandwidth.
 CollectiveCost flat(Collective c, double S, int64_t n, double B, double alpha, Tier tier) {
     const double bw_term = ring_factor(c, n) * S / B;
     CollectiveCost best{ring_steps(c, n) * alpha + bw_term, tier, "ring"};
     if (c == Collective::all_reduce) {
-        const double tree = tree_steps(c, n) * alpha + bw_term / kTreeBwFactor;
+        const double steps = tier == Tier::scale_up ? ring_steps(c, n) : tree_steps(c, n);
+        const double tree = steps * alpha + bw_term / kTreeBwFactor;
         if (tree < best.time_s) best = {tree, tier, "tree"};
     }
     return best;

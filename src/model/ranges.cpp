@@ -27,7 +27,7 @@ const std::vector<ResidualBand>& residual_bands() {
         {"", "", "", "", 324, 0.1435},
         {"dense", "", "", "", 256, 0.1235},
         {"dense", "ampere", "", "", 98, 0.0787},
-        {"dense", "ampere", "deepspeed", "", 1480, 0.1247},
+        {"dense", "ampere", "deepspeed", "", 1480, 0.1239},
         {"dense", "ampere", "deepspeed", "one", 1440, 0.1168},
         {"dense", "ampere", "deepspeed", "several", 40, 0.2367},
         {"dense", "ampere", "fsdp", "", 79, 0.0680},
