@@ -44,14 +44,13 @@ double tree_steps(Collective c, int64_t n) {
 
 // Best of ring and tree over a single tier of bandwidth B and latency α. NCCL's tree is a double binary
 // tree across nodes and a chain through the GPUs inside one (src/graph/tuning.cc: the tree's latency is
-// 2·((nRanks/nNodes − 1)·intra + log2(nNodes)·inter)), so inside one scale-up domain it takes as many
-// hops as the ring, at less bandwidth.
+// 2·((nRanks/nNodes − 1)·intra + log2(nNodes)·inter)), so inside one scale-up domain it takes the ring's
+// hops at less bandwidth and never wins: only a group across domains weighs it.
 CollectiveCost flat(Collective c, double S, int64_t n, double B, double alpha, Tier tier) {
     const double bw_term = ring_factor(c, n) * S / B;
     CollectiveCost best{ring_steps(c, n) * alpha + bw_term, tier, "ring"};
-    if (c == Collective::all_reduce) {
-        const double steps = tier == Tier::scale_up ? ring_steps(c, n) : tree_steps(c, n);
-        const double tree = steps * alpha + bw_term / kTreeBwFactor;
+    if (c == Collective::all_reduce && tier != Tier::scale_up) {
+        const double tree = tree_steps(c, n) * alpha + bw_term / kTreeBwFactor;
         if (tree < best.time_s) best = {tree, tier, "tree"};
     }
     return best;
