@@ -386,7 +386,8 @@ json loso_to_json(const LeaveOneSourceOut& r) {
             j["cases"].push_back({{"id", c.id}, {"source", c.source}, {"kind", c.moe ? "moe" : "dense"},
                                   {"generation", c.generation}, {"family", c.family}, {"scope", c.scope},
                                   {"throughput_error", *c.throughput_error},
-                                  {"range_host_shift", {c.range_host_slower, c.range_host_faster}}});
+                                  {"range_host_shift", {c.range_host_slower, c.range_host_faster}},
+                                  {"resolved", c.recompute.sentence.empty() ? json(nullptr) : json(c.recompute.sentence)}});
     return j;
 }
 
