@@ -70,6 +70,9 @@ void add_scenario_flags(CLI::App& cmd, ScenarioFlags& f, bool with_degrees, bool
                        "--overlap-grad-reduce --overlap-param-gather, DDP buckets, "
                        "DeepSpeed overlap_comm); false: both exposed after the backward (default: off for Megatron-LM and "
                        "DeepSpeed, else on; ZeRO-3 always prefetches)");
+        cmd.add_option("--fp8-params", f.fp8_params,
+                       "true | false: with fp8 or mxfp8, the GEMM weights kept as their 8-bit copies alone, no 16-bit copy "
+                       "(Megatron --fp8-param-gather; default: on for NeMo/Megatron-Bridge FP8 and MXFP8 recipes, else off)");
         cmd.add_option("--moe-dispatcher", f.moe_dispatcher,
                        "alltoall | deepep | hybridep: how MoE tokens reach the experts' GPUs (NCCL all-to-all, or Megatron's flex "
                        "dispatcher with DeepEP / HybridEP, one copy per GPU and per domain reached; default alltoall, deepep for HAI-LLM, "
@@ -133,6 +136,7 @@ Case resolve_base(const ScenarioFlags& f) {
     base.tp_comm_overlap = f.tp_comm_overlap;
     base.ep_comm_overlap = f.ep_comm_overlap;
     base.dp_comm_overlap = f.dp_comm_overlap;
+    base.fp8_params = f.fp8_params;
     base.moe_dispatcher = f.moe_dispatcher;
     base.expert_gemms = f.expert_gemms;
     base.zero3_comm = f.zero3_comm;

@@ -7,6 +7,7 @@
 #include "shardplan/error.h"
 #include "shardplan/export.h"
 #include "shardplan/hf.h"
+#include "shardplan/import.h"
 #include "shardplan/io.h"
 #include "shardplan/presets.h"
 #include "shardplan/sweep.h"
@@ -232,6 +233,25 @@ TEST(Export, MegatronArgumentsFlagByFlag) {
                              "--decoder-first-pipeline-num-layers 3", "--decoder-last-pipeline-num-layers 2",
                              "--fp8-format hybrid", "--recompute-granularity full --recompute-method uniform"})
         EXPECT_TRUE(contains(x.text, flag)) << flag;
+    EXPECT_FALSE(contains(x.text, "--fp8-param-gather"));
+    // Weights held in 8 bits alone are Megatron's --fp8-param-gather, and come back from it; MXFP8's needs
+    // the gradient buffer for its gather.
+    d.l.fp8_params = true;
+    const Export kept = export_config(d.m, d.c, d.l, Framework::megatron);
+    ASSERT_FALSE(kept.refusal) << *kept.refusal;
+    EXPECT_TRUE(contains(kept.text, "--fp8-param-gather"));
+    EXPECT_FALSE(contains(kept.text, "--reuse-grad-buf-for-mxfp8-param-ag"));
+    ImportContext ctx;
+    ctx.cluster = d.c;
+    ctx.model = d.m;
+    ctx.gpus = d.c.gpus;
+    EXPECT_TRUE(import_launch(Framework::megatron, kept.text, ctx, "run.sh").c.layout.fp8_params);
+    EXPECT_FALSE(import_launch(Framework::megatron, x.text, ctx, "run.sh").c.layout.fp8_params);
+    d.l.precision = Precision::mxfp8;
+    d.c = preset_cluster("dgx-b200");
+    d.c.gpus = 2048;
+    EXPECT_TRUE(contains(export_config(d.m, d.c, d.l, Framework::megatron).text,
+                         "--fp8-param-gather --reuse-grad-buf-for-mxfp8-param-ag"));
 }
 
 TEST(Export, RefusalsSayWhy) {

@@ -268,3 +268,54 @@ TEST(Memory, AllocatorCacheIsClassicFragmentationAndYieldsToAllocations) {
     EXPECT_DOUBLE_EQ(b.allocator_bytes, 0.0);
     EXPECT_DOUBLE_EQ(b.device_bytes(), 82e9);
 }
+
+// fp8_params (Megatron's --fp8-param-gather, set by NeMo's and Megatron-Bridge's FP8 and MXFP8 presets)
+// holds each GEMM weight as its row-wise 8-bit copy alone: the 16-bit weights go, 2 B a held GEMM
+// parameter. Llama 3 8B on one stage holds 8,030,261,248 parameters, of them 2 × 128,256 × 4,096 =
+// 1,050,673,152 in its untied embeddings (kept bf16): 6,979,588,096 held otherwise.
+// Hopper FP8 caches the row-wise copy and its transpose, 2 × 6,979,588,096 = 13,959,176,192 B with the
+// buffers; with fp8_params the weights are 2 × 1,050,673,152 + 1 × 6,979,588,096 = 9,080,934,400 B, the
+// transpose 6,979,588,096 B stays with the buffers, and the GPU holds 13,959,176,192 B fewer.
+// Blackwell FP8 (no transpose) and MXFP8 (row- and column-wise, 1 + 1/32 B each) drop the same 2 B;
+// NVFP4 and bf16 are untouched.
+TEST(Memory, Fp8ParamsHoldTheWeightsInEightBitsAlone) {
+    const ModelSpec m = preset_model("llama3-8b");
+    const Stage s = whole(m);
+    const double held = 8'030'261'248.0 - 1'050'673'152.0;
+    Layout l;
+    l.zero = 1;
+    l.precision = Precision::fp8;
+    for (const char* gpu : {"dgx-h100", "dgx-b200"}) {
+        const ClusterSpec c = preset_cluster(gpu);
+        for (Precision p : {Precision::fp8, Precision::mxfp8, Precision::nvfp4, Precision::bf16}) {
+            l.precision = p;
+            l.fp8_params = false;
+            const MemoryBreakdown plain = stage_memory(m, c, l, s, 1.0);
+            l.fp8_params = true;
+            const MemoryBreakdown eight = stage_memory(m, c, l, s, 1.0);
+            const bool takes = p == Precision::fp8 || p == Precision::mxfp8;
+            EXPECT_NEAR(plain.allocated_bytes() - eight.allocated_bytes(), takes ? 2.0 * held : 0.0, 1.0) << gpu;
+        }
+    }
+    l.precision = Precision::fp8;
+    l.fp8_params = true;
+    const MemoryBreakdown h100 = stage_memory(m, preset_cluster("dgx-h100"), l, s, 1.0);
+    EXPECT_DOUBLE_EQ(h100.weights_bytes, 9'080'934'400.0);
+    l.fp8_params = false;
+    EXPECT_DOUBLE_EQ(stage_memory(m, preset_cluster("dgx-h100"), l, s, 1.0).weights_bytes, 16'060'522'496.0);
+    // What ZeRO gathers: per-tensor FP8 as it is held, MXFP8 in bf16 through the gradient buffer.
+    l.fp8_params = true;
+    EXPECT_DOUBLE_EQ(gathered_weight_bytes(l), 1.0);
+    l.precision = Precision::mxfp8;
+    EXPECT_DOUBLE_EQ(gathered_weight_bytes(l), 2.0);
+    l.precision = Precision::fp8;
+    l.fp8_params = false;
+    EXPECT_DOUBLE_EQ(gathered_weight_bytes(l), 2.0);
+    // Whose recipes set it: NeMo's and Megatron-Bridge's FP8 and MXFP8 presets, not NVFP4, not other frameworks.
+    EXPECT_TRUE(framework_defaults("Megatron-Bridge / Megatron-Core (26.04 NeMo Container)", "blackwell", Precision::fp8).fp8_params);
+    EXPECT_TRUE(framework_defaults("NeMo Megatron", "hopper", Precision::mxfp8).fp8_params);
+    EXPECT_FALSE(framework_defaults("Megatron-Bridge", "blackwell", Precision::nvfp4).fp8_params);
+    EXPECT_FALSE(framework_defaults("Megatron-Bridge", "blackwell", Precision::bf16).fp8_params);
+    EXPECT_FALSE(framework_defaults("Megatron-LM", "hopper", Precision::fp8).fp8_params);
+    EXPECT_FALSE(framework_defaults("torchtitan", "hopper", Precision::fp8).fp8_params);
+}

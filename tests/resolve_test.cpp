@@ -78,6 +78,20 @@ TEST(Resolve, EachRefusalNamesTheFlagOrThePin) {
     o.tp_recompute_allgather = "false";
     EXPECT_FALSE(apply_overrides(llama70b_on(128), o, Naming::flags).layout.tp_recompute_allgather);
     EXPECT_TRUE(llama70b_on(128).layout.tp_recompute_allgather);  // Megatron's way and nanotron's default
+    // FP8 weights held alone: Megatron-Bridge's FP8 recipes by default, which a new precision follows, and
+    // the flag over both.
+    o = {};
+    o.framework = "Megatron-Bridge";
+    o.precision = "fp8";
+    EXPECT_TRUE(apply_overrides(llama70b_on(128), o, Naming::flags).layout.fp8_params);
+    o.precision = "nvfp4";
+    EXPECT_FALSE(apply_overrides(llama70b_on(128), o, Naming::flags).layout.fp8_params);
+    o.precision = "fp8";
+    o.fp8_params = "false";
+    EXPECT_FALSE(apply_overrides(llama70b_on(128), o, Naming::flags).layout.fp8_params);
+    o.fp8_params = "8bit";
+    EXPECT_EQ(error_of([&] { apply_overrides(llama70b_on(128), o, Naming::flags); }),
+              "--fp8-params: expected true or false, got \"8bit\"");
     o = {};
     o.zero = 4;
     EXPECT_EQ(error_of([&] { apply_overrides(llama70b_on(128), o, Naming::pins); }), "pins.zero: expected 0, 1, 2 or 3, got 4");

@@ -164,7 +164,8 @@ TEST(Validation, PublishedRunsStayWithinTheReachedBounds) {
     // PyTorch they ran; 4.7 % / 14.0 % since the defaults take the NIC share from nccl-tests (0.9) instead of
     // fitting it; 4.7 % / 13.2 % since a PaxML run's unstated recomputation is its recipes' own; 4.4 % /
     // 13.0 % since a hidden collective pays the SMs its kernels hold (comm_sms; Hopper's refit gemm_16 0.68 →
-    // 0.70, gemm_8 0.63 → 0.65, towards their cuBLAS figures).
+    // 0.70, gemm_8 0.63 → 0.65, towards their cuBLAS figures); 4.3 % / 12.8 % since NeMo's and
+    // Megatron-Bridge's FP8 weights are held in 8 bits (fp8_params), so their 405B FP8 runs fit as they ran.
     EXPECT_LE(s.median_abs_error, 0.046) << "median |error| of tokens/s per GPU";
     EXPECT_LE(s.p90_abs_error, 0.133) << "90th percentile |error|";
     // The same-job ranking in sample: 90 % of 20 pairs since the NIC share is sourced (one Megatron-Bridge
@@ -363,7 +364,9 @@ TEST(Validation, CalibratingOnOneNodesRunsPredictsItsOtherRuns) {
 }
 
 // The headline figure: each source of calibration.json predicted with constants fitted on the others.
-// Reached: median 5.4 %, p90 16.5 %, ranking 90 % of 20 since a collective hidden under computation pays
+// Reached: median 5.4 %, p90 16.4 %, ranking 90 % of 20 since NeMo's and Megatron-Bridge's FP8 weights are
+// held in 8 bits (fp8_params; Megatron-Bridge's GB200 405B FP8 runs no longer planned with a recomputation
+// they did not run); 5.4 %, 16.5 %, 90 % since a collective hidden under computation pays
 // the SMs its kernels take from it (comm_sms / sms of the hidden time, docs/model.md §5.3; 5.3 %, 16.1 %
 // charging only the DP traffic, but DeepSeek's all-to-all kernels hold their 20 SMs too); median 5.6 %,
 // p90 17.2 %, ranking 90 % of 20 since the TP calls of the vocabulary-parallel ends

@@ -69,6 +69,11 @@ struct Layout {
     /// --overlap-param-gather, PyTorch DDP's buckets, DeepSpeed's overlap_comm). Off, both run after
     /// the backward, exposed. ZeRO-3/FSDP gathers each unit ahead of its use whatever this says.
     bool dp_comm_overlap = true;
+    /// The GEMM weights are kept as their 8-bit copies alone, with no 16-bit copy beside them (Megatron's
+    /// --fp8-param-gather, Transformer Engine's fp8_model_init; NeMo's and Megatron-Bridge's FP8 and MXFP8
+    /// recipes set it): 2 bytes a held GEMM parameter fewer, and per-tensor FP8 gathers the updated
+    /// parameters in 8 bits. Takes effect with precision fp8 or mxfp8.
+    bool fp8_params = false;
     /// How MoE tokens are dispatched to and combined from the experts' GPUs (enums.h): NCCL all-to-all
     /// or the flex dispatcher's DeepEP / HybridEP kernels, which deduplicate per GPU and per domain.
     Dispatcher moe_dispatcher = Dispatcher::alltoall;
@@ -110,6 +115,8 @@ int64_t rank_chunks(const Layout& l);
 bool overlaps_tp(const Layout& l);
 /// Whether DP traffic can run under compute: dp_comm_overlap, or ZeRO-3 (whose gathers prefetch).
 bool overlaps_dp(const Layout& l);
+/// Whether the GEMM weights are held as their 8-bit copies alone: fp8_params with precision fp8 or mxfp8.
+bool keeps_fp8_params(const Layout& l);
 /// Whether FSDP gathers the parameters and reduce-scatters the gradients one unit (a transformer block)
 /// at a time for every micro-batch: ZeRO-3 without PP (under PP it gathers each stage once per step).
 bool fsdp_per_micro_batch(const Layout& l);
@@ -182,6 +189,8 @@ uint32_t op_level_selective_modules();
 /// (nanotron, torchtitan, llm-foundry) and the JAX frameworks overlap.
 /// nanotron's layers, where its pipeline crosses nodes, take at least tp × an eager layer's launch cost
 /// (pipeline_pacing nanotron).
+/// FP8 and MXFP8 weights are kept in 8 bits alone (fp8_params) under NeMo's and Megatron-Bridge's recipes,
+/// whose FP8 presets set fp8_param_gather (megatron/bridge/training/mixed_precision.py); not for NVFP4.
 /// Everything else: an even split, the framework's own gradient buffer, TP traffic exposed.
 struct FrameworkDefaults {
     Kernels kernels = Kernels::fused;
@@ -194,6 +203,7 @@ struct FrameworkDefaults {
     bool tp_comm_overlap = false;
     bool ep_comm_overlap = false;
     bool dp_comm_overlap = true;
+    bool fp8_params = false;
     GradDtype grad_dtype = GradDtype::bf16;
     Dispatcher moe_dispatcher = Dispatcher::alltoall;
     ExpertGemms expert_gemms = ExpertGemms::grouped;

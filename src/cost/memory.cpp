@@ -40,6 +40,14 @@ double weight_copy_bytes(Precision p, const std::string& generation) {
     return quantized_bytes(p) * (transpose ? 2.0 : 1.0);
 }
 
+}  // namespace
+
+double gathered_weight_bytes(const Layout& l) {
+    return keeps_fp8_params(l) && l.precision == Precision::fp8 ? 1.0 : kWeightBytes;
+}
+
+namespace {
+
 struct ActParts {
     double kept = 0;          // stored across forward → backward with the chosen recomputation
     double full = 0;          // stored with no recomputation
@@ -326,14 +334,24 @@ MemoryBreakdown stage_memory_in_passes(const ModelSpec& m, const ClusterSpec& c,
     // Low-precision weight copies (FP8 transpose caches) exist for the weights this GPU holds; the
     // embeddings stay bf16. Under ZeRO-3 only the shard is held between uses.
     const double held = p.total() - p.embedding;
-    other += weight_copy_bytes(l.precision, c.gpu.generation) * (l.zero >= 3 ? held / dense_shard : held);
+    const double held_here = l.zero >= 3 ? held / dense_shard : held;
+    double copies = weight_copy_bytes(l.precision, c.gpu.generation) * held_here;
+    if (keeps_fp8_params(l)) {
+        // The parameter is its row-wise 8-bit copy (Transformer Engine's Float8Tensor / MXFP8Tensor under
+        // fp8_model_init): the 16-bit weights go, and that copy counts as the weights; what else is cached
+        // (the transpose, the column-wise copy) stays with the buffers.
+        const double row_wise = quantized_bytes(l.precision) * held_here;
+        mem.weights_bytes += row_wise - kWeightBytes * held_here;
+        copies -= row_wise;
+    }
+    other += copies;
     if (l.zero >= 3 && l.pp > 1) {
         // FSDP under pipeline parallelism keeps the stage's parameters gathered across its micro-batches
         // and accumulates unsharded gradients (torchtitan: reshard_after_forward off with PP).
-        pass += p.total() * (kWeightBytes + grad_bytes(l.grad_dtype));
+        pass += held * gathered_weight_bytes(l) + p.embedding * kWeightBytes + p.total() * grad_bytes(l.grad_dtype);
     } else if (l.zero >= 3) {
         // FSDP keeps the current and the prefetched layer gathered, plus one layer of unsharded gradients.
-        pass += p.largest_layer * (2.0 * kWeightBytes + grad_bytes(l.grad_dtype));
+        pass += p.largest_layer * (2.0 * gathered_weight_bytes(l) + grad_bytes(l.grad_dtype));
     } else if (reduces_grads_per_micro_batch(l)) {
         // ZeRO-2's backward produces each layer's gradients whole before it reduce-scatters them into
         // the shard it keeps: one layer of unsharded gradients.

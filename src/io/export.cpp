@@ -168,6 +168,10 @@ Export megatron(const ModelSpec& m, const Layout& l) {
     arg(fmt::format("--seq-length {}", l.seq_len));
     arg(fmt::format("--max-position-embeddings {}", l.seq_len));
     arg(megatron_precision(l.precision));
+    // The weights held in 8 bits alone; MXFP8's gather then goes through the gradient buffer, which
+    // Megatron-Core requires with it.
+    if (keeps_fp8_params(l))
+        arg(l.precision == Precision::mxfp8 ? "--fp8-param-gather --reuse-grad-buf-for-mxfp8-param-ag" : "--fp8-param-gather");
     if (l.grad_dtype == GradDtype::bf16 && l.zero < 3) arg("--grad-reduce-in-bf16");
     if (l.grad_accumulation == GradAccumulation::eager) arg("--no-gradient-accumulation-fusion");
     Export e;

@@ -167,6 +167,7 @@ Draft megatron_layout(const Values& v) {
     else v.bad("--bf16", "--bf16 or --fp16 (shardplan does not model fp32 training)");
     if (v.has("--fp8-format")) l.precision = v.text("--fp8-recipe", "delayed") == "mxfp8" ? Precision::mxfp8 : Precision::fp8;
     if (v.has("--fp4-format")) l.precision = Precision::nvfp4;
+    l.fp8_params = v.flag("--fp8-param-gather");
     l.grad_dtype = v.flag("--grad-reduce-in-bf16") ? GradDtype::bf16 : GradDtype::fp32;
     if (!v.flag("--grad-reduce-in-bf16"))
         d.notes.push_back("layout.grad_dtype: fp32, Megatron's default (--accumulate-allreduce-grads-in-fp32)");

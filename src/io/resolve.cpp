@@ -154,6 +154,7 @@ Case apply_overrides(Case c, const Overrides& o, Naming n) {
         if (l.expert_gemms == was.expert_gemms) l.expert_gemms = now.expert_gemms;
         if (l.moe_dispatcher == was.moe_dispatcher) l.moe_dispatcher = now.moe_dispatcher;
         if (l.ep_comm_overlap == was.ep_comm_overlap) l.ep_comm_overlap = now.ep_comm_overlap;
+        if (l.fp8_params == was.fp8_params) l.fp8_params = now.fp8_params;
     }
     if (!o.grad_dtype.empty()) l.grad_dtype = named<GradDtype>(o.grad_dtype, "grad_dtype", n);
     if (!o.schedule.empty()) l.schedule = named<Schedule>(o.schedule, "schedule", n);
@@ -220,6 +221,7 @@ Case apply_overrides(Case c, const Overrides& o, Naming n) {
         if (const auto why = tp_overlap_refusal(l)) throw ConfigError(override_name("tp_comm_overlap", n), *why);
     }
     if (!o.dp_comm_overlap.empty()) l.dp_comm_overlap = on_off(o.dp_comm_overlap, "dp_comm_overlap", n);
+    if (!o.fp8_params.empty()) l.fp8_params = on_off(o.fp8_params, "fp8_params", n);
     if (!o.ep_comm_overlap.empty()) {
         l.ep_comm_overlap = on_off(o.ep_comm_overlap, "ep_comm_overlap", n);
         if (const auto why = ep_overlap_refusal(l)) throw ConfigError(override_name("ep_comm_overlap", n), *why);

@@ -140,7 +140,7 @@ const std::vector<Constant>& efficiency_constants() {
          "into a stream without host waits and 3.4 µs apart as one graph, 0.5 µs a node; not fitted"},
         {"reserve_gb", &Efficiency::reserve_bytes, "reserve_bytes", S::giga, "GB", 0, 1e4, 0.5, 12, true,
          "CUDA context, NCCL buffers and allocator slack per GPU",
-         "CUDA context 0.5-1 GB, NCCL buffers per communicator; fitted on measured memory"},
+         "CUDA context 0.5-1 GB, NCCL buffers per communicator; fitted: calibration.json measures no device memory, so the fit holds it where the runs that ran still fit as they ran, below its 4 GB start"},
         {"fragmentation", &Efficiency::fragmentation, "fragmentation", S::one, "fraction", 0, 2, 0.05, 0.3, false,
          "extra share of activation memory PyTorch's classic caching allocator holds (none with expandable segments)",
          "PyTorch caching allocator: reserved 5-30 % above allocated; 0.2, the lowest median error on the Ultra-Scale "

@@ -126,36 +126,36 @@ Efficiency default_efficiency(const std::string& generation) {
         e.gemm_8 = 0.65;
         e.gemm_4 = 0.55;
         e.gemm_half_dim = 173.8;
-        e.moe = 0.6858;
+        e.moe = 0.6862;
         e.attn = 0.2153;
         e.scale_out_bw = 0.9;
         e.overlap_dp = 0.6579;
-        e.a2a = 0.7754;
-        e.reserve_bytes = 1.849e+09;
+        e.a2a = 0.776;
+        e.reserve_bytes = 2.226e+09;
     }
     if (generation == "blackwell") {  // 64 runs
         e.gemm_16 = 0.51;
-        e.gemm_8 = 0.5958;
+        e.gemm_8 = 0.5861;
         e.gemm_4 = 0.6152;
         e.gemm_half_dim = 250;
-        e.moe = 0.6364;
-        e.attn = 0.1874;
+        e.moe = 0.6518;
+        e.attn = 0.1884;
         e.scale_out_bw = 0.9;
-        e.overlap_dp = 0.3082;
-        e.a2a = 0.9752;
-        e.reserve_bytes = 1.849e+09;
+        e.overlap_dp = 0.2389;
+        e.a2a = 0.9633;
+        e.reserve_bytes = 2.226e+09;
     }
     if (generation == "hopper") {  // 162 runs
-        e.gemm_16 = 0.7016;
-        e.gemm_8 = 0.6529;
+        e.gemm_16 = 0.7038;
+        e.gemm_8 = 0.6431;
         e.gemm_4 = 0.55;
-        e.gemm_half_dim = 509.3;
-        e.moe = 0.7816;
-        e.attn = 0.2137;
+        e.gemm_half_dim = 522.9;
+        e.moe = 0.7807;
+        e.attn = 0.2155;
         e.scale_out_bw = 0.9;
-        e.overlap_dp = 0.8499;
-        e.a2a = 0.7839;
-        e.reserve_bytes = 1.849e+09;
+        e.overlap_dp = 0.8962;
+        e.a2a = 0.7844;
+        e.reserve_bytes = 2.321e+09;
     }
     // FITTED-END
     // Hopper-native attention (cuDNN fused attention, FlashAttention-3) against FlashAttention-2 on H100,

@@ -151,6 +151,11 @@ FrameworkDefaults framework_defaults(const std::string& framework, const std::st
     // megatron/training/arguments.py, store_true) and in DeepSpeed below ZeRO-3 (overlap_comm, whose
     // default is `stage == 3`: runtime/zero/config.py); NeMo's and Megatron-Bridge's recipes and the
     // Megatron-Core runs published with their flags (README, MoE model zoo) set both.
+    // NeMo's and Megatron-Bridge's FP8 and MXFP8 presets (bf16_with_fp8_delayed_scaling_mixed,
+    // bf16_with_fp8_current_scaling_mixed, bf16_with_mxfp8_mixed in megatron/bridge/training/
+    // mixed_precision.py, NeMo 2.0's likewise) set fp8_param_gather, which keeps the weights as
+    // Transformer Engine's 8-bit tensors (fp8_param follows it); the NVFP4 and blockwise ones do not.
+    d.fp8_params = recipe && (precision == Precision::fp8 || precision == Precision::mxfp8);
     const bool names_megatron_lm = f.find("megatron-lm") != std::string::npos && !recipe;
     d.dp_comm_overlap = !(names_megatron_lm || deepspeed);
     // DeepEP is DeepSeek's own (HAI-LLM). Everything else dispatches with NCCL's all-to-all unless told, as
@@ -202,6 +207,7 @@ void apply_framework_defaults(const FrameworkDefaults& fw, Layout& l) {
     l.tp_comm_overlap = fw.tp_comm_overlap;
     l.ep_comm_overlap = fw.ep_comm_overlap;
     l.dp_comm_overlap = fw.dp_comm_overlap;
+    l.fp8_params = fw.fp8_params;
     l.grad_dtype = fw.grad_dtype;
     l.moe_dispatcher = fw.moe_dispatcher;
     l.expert_gemms = fw.expert_gemms;
@@ -227,6 +233,10 @@ bool reduces_grads_per_micro_batch(const Layout& l) { return l.zero == 2 || fsdp
 bool overlaps_tp(const Layout& l) { return l.tp > 1 && l.tp_comm_overlap && l.sequence_parallel; }
 
 bool overlaps_dp(const Layout& l) { return l.dp_comm_overlap || l.zero >= 3; }
+
+bool keeps_fp8_params(const Layout& l) {
+    return l.fp8_params && (l.precision == Precision::fp8 || l.precision == Precision::mxfp8);
+}
 
 bool overlaps_ep(const Layout& l) {
     if (l.ep <= 1) return false;
