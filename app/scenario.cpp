@@ -59,7 +59,7 @@ void add_scenario_flags(CLI::App& cmd, ScenarioFlags& f, bool with_degrees, bool
                        "true: Megatron, nanotron); false keeps the gathered inputs, tp times the bytes (nanotron's option)");
         cmd.add_option("--tp-comm-overlap", f.tp_comm_overlap,
                        "true | false: TP's SP collectives run under the GEMMs beside them (Megatron --tp-comm-overlap; "
-                       "default: on for NeMo/Megatron-Bridge, else off)");
+                       "default: on for NeMo/Megatron-Bridge but Megatron-Bridge's nvfp4, else off)");
         cmd.add_option("--ep-comm-overlap", f.ep_comm_overlap,
                        "true | false: MoE all-to-alls run under another micro-batch's computation (Megatron "
                        "--overlap-moe-expert-parallel-comm; needs vpp > 1 when pp > 1; default: on for Megatron-Bridge on Hopper, and in "

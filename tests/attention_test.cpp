@@ -51,6 +51,11 @@ TEST(Compute, FusedAttentionRunsAttnFusedTimesFlashAttentionTwo) {
     EXPECT_TRUE(framework_defaults("Megatron-Bridge", "hopper").ep_comm_overlap);
     EXPECT_FALSE(framework_defaults("Megatron-Bridge", "blackwell").ep_comm_overlap);
     EXPECT_TRUE(framework_defaults("Megatron-Bridge", "blackwell").tp_comm_overlap);
+    // ... but for NVFP4, where its performance configs turn it off (tp_comm_overlap = False if precision ==
+    // "nvfp4"); a new precision takes the framework's default with it.
+    EXPECT_FALSE(framework_defaults("Megatron-Bridge", "blackwell", Precision::nvfp4).tp_comm_overlap);
+    EXPECT_TRUE(framework_defaults("Megatron-Bridge", "blackwell", Precision::mxfp8).tp_comm_overlap);
+    EXPECT_TRUE(framework_defaults("NeMo", "blackwell", Precision::nvfp4).tp_comm_overlap);
     // DP overlap is opt-in in Megatron-LM's arguments and in DeepSpeed below ZeRO-3; the recipes and
     // PyTorch's DDP and FSDP overlap.
     for (const char* off : {"Megatron-LM", "Megatron-LM (2021)", "Megatron-LM (commit 23e00ed, 2026; Transformer Engine 2.11)",

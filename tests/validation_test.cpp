@@ -165,7 +165,8 @@ TEST(Validation, PublishedRunsStayWithinTheReachedBounds) {
     // fitting it; 4.7 % / 13.2 % since a PaxML run's unstated recomputation is its recipes' own; 4.4 % /
     // 13.0 % since a hidden collective pays the SMs its kernels hold (comm_sms; Hopper's refit gemm_16 0.68 →
     // 0.70, gemm_8 0.63 → 0.65, towards their cuBLAS figures); 4.3 % / 12.8 % since NeMo's and
-    // Megatron-Bridge's FP8 weights are held in 8 bits (fp8_params), so their 405B FP8 runs fit as they ran.
+    // Megatron-Bridge's FP8 weights are held in 8 bits (fp8_params), so their 405B FP8 runs fit as they ran;
+    // 4.2 % / 12.8 % since Megatron-Bridge's NVFP4 runs expose their TP traffic.
     EXPECT_LE(s.median_abs_error, 0.046) << "median |error| of tokens/s per GPU";
     EXPECT_LE(s.p90_abs_error, 0.133) << "90th percentile |error|";
     // The same-job ranking in sample: 90 % of 20 pairs since the NIC share is sourced (one Megatron-Bridge
@@ -364,7 +365,9 @@ TEST(Validation, CalibratingOnOneNodesRunsPredictsItsOtherRuns) {
 }
 
 // The headline figure: each source of calibration.json predicted with constants fitted on the others.
-// Reached: median 5.4 %, p90 16.4 %, ranking 90 % of 20 since NeMo's and Megatron-Bridge's FP8 weights are
+// Reached: median 5.1 %, p90 16.3 %, ranking 90 % of 20 since Megatron-Bridge's NVFP4 runs expose their TP
+// traffic, as its performance configs run them (tp_comm_overlap off for nvfp4); 5.4 %, 16.4 %, 90 % since
+// NeMo's and Megatron-Bridge's FP8 weights are
 // held in 8 bits (fp8_params; Megatron-Bridge's GB200 405B FP8 runs no longer planned with a recomputation
 // they did not run); 5.4 %, 16.5 %, 90 % since a collective hidden under computation pays
 // the SMs its kernels take from it (comm_sms / sms of the hidden time, docs/model.md §5.3; 5.3 %, 16.1 %
@@ -429,7 +432,7 @@ TEST(Validation, CalibratingOnOneNodesRunsPredictsItsOtherRuns) {
 TEST(Validation, LeaveOneSourceOutStaysWithinTheReachedBounds) {
     SHARDPLAN_REQUIRE_SHARED(kCalibration);
     const LeaveOneSourceOut l = leave_one_source_out(read_cases(read_json_file(kCalibration, "calibration"), "calibration").cases);
-    EXPECT_LE(l.throughput.median_abs_error, 0.055);
-    EXPECT_LE(l.throughput.p90_abs_error, 0.166);
+    EXPECT_LE(l.throughput.median_abs_error, 0.052);
+    EXPECT_LE(l.throughput.p90_abs_error, 0.165);
     EXPECT_GE(l.ranking.share(), 0.85);
 }

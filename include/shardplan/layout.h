@@ -155,7 +155,8 @@ uint32_t op_level_selective_modules();
 /// (docs/model.md §2): eager kernels for torchtitan and nanotron (PyTorch modules op by op), fused
 /// otherwise (Megatron-Core, NeMo, and llm-foundry with its fused cross-entropy); nanotron also splits
 /// stages by compute cost and reduces gradients through PyTorch DDP's bucket copies. NeMo's and
-/// Megatron-Bridge's performance recipes turn TP communication overlap on (with sequence parallelism);
+/// Megatron-Bridge's performance recipes turn TP communication overlap on (with sequence parallelism), but
+/// for Megatron-Bridge's NVFP4 ones;
 /// Megatron-Bridge's MoE recipes on Hopper also overlap the expert all-to-alls
 /// (overlap_moe_expert_parallel_comm from their moe_a2a_overlap, which defaults off and is set for the
 /// H100 DeepSeek-V3 and Qwen3-235B configs, not for the Blackwell ones).

@@ -155,6 +155,7 @@ Case apply_overrides(Case c, const Overrides& o, Naming n) {
         if (l.moe_dispatcher == was.moe_dispatcher) l.moe_dispatcher = now.moe_dispatcher;
         if (l.ep_comm_overlap == was.ep_comm_overlap) l.ep_comm_overlap = now.ep_comm_overlap;
         if (l.fp8_params == was.fp8_params) l.fp8_params = now.fp8_params;
+        if (l.tp_comm_overlap == was.tp_comm_overlap) l.tp_comm_overlap = now.tp_comm_overlap;
     }
     if (!o.grad_dtype.empty()) l.grad_dtype = named<GradDtype>(o.grad_dtype, "grad_dtype", n);
     if (!o.schedule.empty()) l.schedule = named<Schedule>(o.schedule, "schedule", n);

@@ -125,36 +125,36 @@ Efficiency default_efficiency(const std::string& generation) {
         e.gemm_16 = 0.7894;
         e.gemm_8 = 0.65;
         e.gemm_4 = 0.55;
-        e.gemm_half_dim = 173.8;
-        e.moe = 0.6862;
+        e.gemm_half_dim = 174;
+        e.moe = 0.6865;
         e.attn = 0.2153;
         e.scale_out_bw = 0.9;
         e.overlap_dp = 0.6579;
-        e.a2a = 0.776;
+        e.a2a = 0.7751;
         e.reserve_bytes = 2.226e+09;
     }
     if (generation == "blackwell") {  // 64 runs
         e.gemm_16 = 0.51;
-        e.gemm_8 = 0.5861;
+        e.gemm_8 = 0.5681;
         e.gemm_4 = 0.6152;
         e.gemm_half_dim = 250;
-        e.moe = 0.6518;
-        e.attn = 0.1884;
+        e.moe = 0.6255;
+        e.attn = 0.2189;
         e.scale_out_bw = 0.9;
         e.overlap_dp = 0.2389;
-        e.a2a = 0.9633;
+        e.a2a = 0.9239;
         e.reserve_bytes = 2.226e+09;
     }
     if (generation == "hopper") {  // 162 runs
-        e.gemm_16 = 0.7038;
-        e.gemm_8 = 0.6431;
+        e.gemm_16 = 0.7032;
+        e.gemm_8 = 0.6425;
         e.gemm_4 = 0.55;
-        e.gemm_half_dim = 522.9;
-        e.moe = 0.7807;
+        e.gemm_half_dim = 521.3;
+        e.moe = 0.7812;
         e.attn = 0.2155;
         e.scale_out_bw = 0.9;
-        e.overlap_dp = 0.8962;
-        e.a2a = 0.7844;
+        e.overlap_dp = 0.8963;
+        e.a2a = 0.7845;
         e.reserve_bytes = 2.321e+09;
     }
     // FITTED-END

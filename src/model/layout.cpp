@@ -145,7 +145,9 @@ FrameworkDefaults framework_defaults(const std::string& framework, const std::st
     // MXFP8 recipe from the 26.06 container (below).
     const bool bridge = f.find("megatron-bridge") != std::string::npos;
     const bool recipe = bridge || f.find("nemo") != std::string::npos;  // NeMo's or Megatron-Bridge's recipes
-    d.tp_comm_overlap = recipe;
+    // Megatron-Bridge's performance configs turn it off for NVFP4 (`tp_comm_overlap = False if precision ==
+    // "nvfp4"` in its Llama 3, Llama 3.1 405B and GPT-OSS configs on every GPU).
+    d.tp_comm_overlap = recipe && !(bridge && precision == Precision::nvfp4);
     d.ep_comm_overlap = bridge && generation != "blackwell";
     // DP overlap is opt-in in Megatron-LM's arguments (--overlap-grad-reduce, --overlap-param-gather;
     // megatron/training/arguments.py, store_true) and in DeepSpeed below ZeRO-3 (overlap_comm, whose
