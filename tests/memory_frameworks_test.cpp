@@ -305,12 +305,12 @@ TEST(Memory, Fp8ParamsHoldTheWeightsInEightBitsAlone) {
     EXPECT_DOUBLE_EQ(stage_memory(m, preset_cluster("dgx-h100"), l, s, 1.0).weights_bytes, 16'060'522'496.0);
     // What ZeRO gathers: per-tensor FP8 as it is held, MXFP8 in bf16 through the gradient buffer.
     l.fp8_params = true;
-    EXPECT_DOUBLE_EQ(gathered_weight_bytes(l), 1.0);
+    EXPECT_DOUBLE_EQ(gathered_weight_bytes(l, 1.0), 1.0);
     l.precision = Precision::mxfp8;
-    EXPECT_DOUBLE_EQ(gathered_weight_bytes(l), 2.0);
+    EXPECT_DOUBLE_EQ(gathered_weight_bytes(l, 1.0), 2.0);
     l.precision = Precision::fp8;
     l.fp8_params = false;
-    EXPECT_DOUBLE_EQ(gathered_weight_bytes(l), 2.0);
+    EXPECT_DOUBLE_EQ(gathered_weight_bytes(l, 1.0), 2.0);
     // Whose recipes set it: NeMo's and Megatron-Bridge's FP8 and MXFP8 presets, not NVFP4, not other frameworks.
     EXPECT_TRUE(framework_defaults("Megatron-Bridge / Megatron-Core (26.04 NeMo Container)", "blackwell", Precision::fp8).fp8_params);
     EXPECT_TRUE(framework_defaults("NeMo Megatron", "hopper", Precision::mxfp8).fp8_params);

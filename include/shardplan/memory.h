@@ -74,11 +74,12 @@ struct MemoryBreakdown {
 /// `fragmentation` under PyTorch's classic allocator, none with expandable segments (docs/model.md §2.5).
 double allocator_cache_share(const ClusterSpec& c, const Layout& l);
 
-/// Bytes a GEMM weight moves in a ZeRO parameter all-gather, and occupies gathered under ZeRO-3: 1 where
-/// per-tensor FP8 parameters are gathered as they are held (keeps_fp8_params), else 2. MXFP8 parameters
-/// are gathered in bf16 through the gradient buffer and quantized after (Megatron-Core's
+/// Bytes `params` parameters, `embedding` of them in the embeddings, move in a ZeRO parameter all-gather
+/// and occupy gathered under ZeRO-3: a GEMM weight 1 where per-tensor FP8 parameters are gathered as they
+/// are held (keeps_fp8_params), else 2; the embeddings 2, in bf16 always. MXFP8 parameters are gathered
+/// in bf16 through the gradient buffer and quantized after (Megatron-Core's
 /// reuse_grad_buf_for_mxfp8_param_ag, which its fp8_param_gather with MXFP8 requires).
-double gathered_weight_bytes(const Layout& l);
+double gathered_weight_bytes(const Layout& l, double params, double embedding = 0.0);
 
 /// The layers of one pipeline rank (for interleaved schedules: all its chunks together).
 struct Stage {

@@ -40,14 +40,6 @@ double weight_copy_bytes(Precision p, const std::string& generation) {
     return quantized_bytes(p) * (transpose ? 2.0 : 1.0);
 }
 
-}  // namespace
-
-double gathered_weight_bytes(const Layout& l) {
-    return keeps_fp8_params(l) && l.precision == Precision::fp8 ? 1.0 : kWeightBytes;
-}
-
-namespace {
-
 struct ActParts {
     double kept = 0;          // stored across forward → backward with the chosen recomputation
     double full = 0;          // stored with no recomputation
@@ -348,10 +340,10 @@ MemoryBreakdown stage_memory_in_passes(const ModelSpec& m, const ClusterSpec& c,
     if (l.zero >= 3 && l.pp > 1) {
         // FSDP under pipeline parallelism keeps the stage's parameters gathered across its micro-batches
         // and accumulates unsharded gradients (torchtitan: reshard_after_forward off with PP).
-        pass += held * gathered_weight_bytes(l) + p.embedding * kWeightBytes + p.total() * grad_bytes(l.grad_dtype);
+        pass += gathered_weight_bytes(l, p.total(), p.embedding) + p.total() * grad_bytes(l.grad_dtype);
     } else if (l.zero >= 3) {
         // FSDP keeps the current and the prefetched layer gathered, plus one layer of unsharded gradients.
-        pass += p.largest_layer * (2.0 * gathered_weight_bytes(l) + grad_bytes(l.grad_dtype));
+        pass += 2.0 * gathered_weight_bytes(l, p.largest_layer) + p.largest_layer * grad_bytes(l.grad_dtype);
     } else if (reduces_grads_per_micro_batch(l)) {
         // ZeRO-2's backward produces each layer's gradients whole before it reduce-scatters them into
         // the shard it keeps: one layer of unsharded gradients.
@@ -397,6 +389,11 @@ MemoryBreakdown stage_memory_in_passes(const ModelSpec& m, const ClusterSpec& c,
     mem.pass_bytes = pass;
     mem.other_bytes = other + pass;
     return mem;
+}
+
+double gathered_weight_bytes(const Layout& l, double params, double embedding) {
+    const double weight = keeps_fp8_params(l) && l.precision == Precision::fp8 ? 1.0 : kWeightBytes;
+    return (params - embedding) * weight + embedding * kWeightBytes;
 }
 
 double allocator_cache_share(const ClusterSpec& c, const Layout& l) {

@@ -51,11 +51,10 @@ void add_gradient_sync_terms(const ModelSpec& m, const Layout& l, const StagePar
         const bool per_tensor = l.zero >= 3 && l.zero3_comm == Zero3Comm::per_tensor;
         auto engine = [per_tensor](Traffic t) { return per_tensor ? per_tensor_zero3(t) : t; };
         const Traffic red = engine(per_unit(dp_reduce_traffic(part.params * gbytes / u, l.zero, g, fabric)));
-        // The updated parameters are gathered in bf16, or as per-tensor FP8 where the weights are held so
-        // (gathered_weight_bytes); the embeddings, on the dense part's end stages, stay bf16.
+        // The updated parameters are gathered in bf16, or as per-tensor FP8 where the weights are held so;
+        // the embeddings, on the dense part's end stages, stay bf16 (gathered_weight_bytes).
         const double embedding = part.axis == Axis::dp ? owned.embedding : 0.0;
-        const double gathered = (part.params - embedding) * gathered_weight_bytes(l) + embedding * 2.0;
-        const Traffic gat = engine(per_unit(dp_gather_traffic(gathered / u, g, fabric)));
+        const Traffic gat = engine(per_unit(dp_gather_traffic(gathered_weight_bytes(l, part.params, embedding) / u, g, fabric)));
         // One term per part: the reduction's group and tier, the calls, bytes, time and exposure of all it moves.
         CommTerm t = term(Axis::dp, red, g, 1, 0);
         double calls = 1, bytes = red.wire_bytes, time_s = red.time_s, exposed_s = 0;
