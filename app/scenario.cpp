@@ -94,6 +94,15 @@ void add_scenario_flags(CLI::App& cmd, ScenarioFlags& f, bool with_degrees, bool
                        "kernels | nanotron: where the pipeline crosses nodes, each layer of a micro-batch takes at least "
                        "tp x an eager layer's launch cost (3 ms), as nanotron's pipeline engine measured in the Ultra-Scale "
                        "Playbook; default nanotron when the framework names nanotron, else kernels");
+        cmd.add_option("--pipeline-sends", f.pipeline_sends,
+                       "overlapped | blocking | blocking_1f1b: whether a pipeline rank waits for each boundary send before "
+                       "its next pass (blocking: DeepSpeed's pipeline engine, Megatron-LM through 2022; blocking_1f1b: "
+                       "Megatron-Core, overlapped when interleaved with --overlap-p2p-communication); default: the framework's, "
+                       "else overlapped");
+        cmd.add_option("--pipeline-scatter-gather", f.pipeline_scatter_gather,
+                       "true | false: without SP each TP rank sends 1/tp of the boundary tensor and the receiving TP group "
+                       "all-gathers it (Megatron-LM's --scatter-gather-tensors-in-pipeline through 2022, DeepSpeed's "
+                       "pipe_partitioned); default: on for those, else off");
         cmd.add_option("--moe-imbalance", f.moe_imbalance,
                        "The busiest EP rank's routed tokens over the mean, 1 or more (default 1: balanced, as Megatron's "
                        "performance configs force it); its expert GEMMs, all-to-alls and expert activations set the pace");
@@ -142,6 +151,8 @@ Case resolve_base(const ScenarioFlags& f) {
     base.zero3_comm = f.zero3_comm;
     base.cuda_graphs = f.cuda_graphs;
     base.pipeline_pacing = f.pipeline_pacing;
+    base.pipeline_sends = f.pipeline_sends;
+    base.pipeline_scatter_gather = f.pipeline_scatter_gather;
     base.moe_imbalance = f.moe_imbalance;
     base.moe_capacity_factor = f.moe_capacity_factor;
     base.dp = 1;  // degrees are the search's to choose: keep resolve_scenario from deriving them

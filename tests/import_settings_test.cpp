@@ -1,16 +1,35 @@
 // Launch settings that change what a run costs, both ways through export and import: gradient
 // accumulation fusion and DeepSpeed's BF16 optimizer, expert overlap and group-limited routing, DP overlap,
-// the MoE dispatcher, full recomputation's method and layers, the attention backend. What every export
-// writes and the round trip of whole layouts are import_test.cpp's.
+// the MoE dispatcher, full recomputation's method and layers, the attention backend, the pipeline's p2p
+// overlap. What every export writes and the round trip of whole layouts are import_test.cpp's.
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 
 #include "shardplan/export.h"
 #include "shardplan/import.h"
 #include "shardplan/presets.h"
 
 using namespace shardplan;
+
+namespace {
+// What an import is told besides the text: the model, the cluster and its GPU count.
+ImportContext context(const ModelSpec& m, const ClusterSpec& c) {
+    ImportContext ctx;
+    ctx.model = m;
+    ctx.cluster = c;
+    ctx.gpus = c.gpus;
+    return ctx;
+}
+// `l` exported as Megatron arguments and imported back: whether the arguments hold `flag`, and the layout
+// read from them.
+std::pair<bool, Layout> megatron_round_trip(const ModelSpec& m, const ClusterSpec& c, const Layout& l, const std::string& flag) {
+    const Export e = export_config(m, c, l, Framework::megatron);
+    if (e.refusal) ADD_FAILURE() << *e.refusal;
+    return {e.text.find(flag) != std::string::npos, import_launch(Framework::megatron, e.text, context(m, c), "exported").c.layout};
+}
+}  // namespace
 
 // Megatron's --no-gradient-accumulation-fusion is grad_accumulation eager, both ways; without it the
 // weight-gradient GEMM accumulates into main_grad (fused). A DeepSpeed config with bf16 runs its BF16
@@ -26,16 +45,12 @@ TEST(Import, GradientAccumulationFusionRoundTripsAndDeepSpeedBf16IsEager) {
     l.tp = 2;
     l.dp = 4;
     l.global_batch = 32;
-    ImportContext ctx;
-    ctx.model = m;
-    ctx.cluster = c;
-    ctx.gpus = 8;
+    ImportContext ctx = context(m, c);
     for (GradAccumulation g : {GradAccumulation::fused, GradAccumulation::eager}) {
         l.grad_accumulation = g;
-        const Export e = export_config(m, c, l, Framework::megatron);
-        ASSERT_FALSE(e.refusal) << *e.refusal;
-        EXPECT_EQ(e.text.find("--no-gradient-accumulation-fusion") != std::string::npos, g == GradAccumulation::eager);
-        EXPECT_EQ(import_launch(Framework::megatron, e.text, ctx, "exported").c.layout.grad_accumulation, g);
+        const auto [written, back] = megatron_round_trip(m, c, l, "--no-gradient-accumulation-fusion");
+        EXPECT_EQ(written, g == GradAccumulation::eager);
+        EXPECT_EQ(back.grad_accumulation, g);
     }
     ctx.seq_len = 4096;
     const std::string bf16 = R"({"train_batch_size": 32, "train_micro_batch_size_per_gpu": 1, "gradient_accumulation_steps": 4,
@@ -119,10 +134,7 @@ TEST(Import, DpOverlapRoundTripsAndTorchtitanRefusesItsAbsence) {
     l.dp = 16;
     l.global_batch = 64;
     l.seq_len = 4096;
-    ImportContext ctx;
-    ctx.cluster = c;
-    ctx.gpus = c.gpus;
-    ctx.model = m;
+    ImportContext ctx = context(m, c);
     ctx.seq_len = l.seq_len;
     for (const int zero : {0, 1})
         for (const bool on : {true, false}) {
@@ -209,10 +221,7 @@ TEST(Import, MegatronRecomputeMethodAndLayersRoundTrip) {
     const Export e = export_config(m, c, l, Framework::megatron);
     ASSERT_FALSE(e.refusal) << *e.refusal;
     EXPECT_NE(e.text.find("--recompute-granularity full --recompute-method block --recompute-num-layers 5"), std::string::npos);
-    ImportContext ctx;
-    ctx.model = m;
-    ctx.cluster = c;
-    ctx.gpus = 64;
+    ImportContext ctx = context(m, c);
     const Layout back = import_launch(Framework::megatron, e.text, ctx, "exported").c.layout;
     EXPECT_EQ(back.recompute, Recompute::full);
     EXPECT_EQ(back.recompute_method, RecomputeMethod::block);
@@ -263,4 +272,26 @@ TEST(Import, MegatronAttentionBackendRoundTripsAndTorchtitanSaysWhatSdpaRuns) {
     ASSERT_NE(text.find(flag), std::string::npos);
     text.erase(text.find(flag), flag.size());
     EXPECT_EQ(import_launch(Framework::megatron, text, ctx, "line").c.layout.attention_kernel, AttentionKernel::fused);
+}
+
+// Megatron's --no-overlap-p2p-communication is an interleaved layout's blocking sends, both ways; without
+// it the import is Megatron-Core's own behaviour, blocking under 1F1B only.
+TEST(Import, MegatronP2pOverlapRoundTrips) {
+    const ModelSpec m = preset_model("llama3-70b");
+    ClusterSpec c = preset_cluster("dgx-h100");
+    c.gpus = 64;
+    Layout l;
+    l.tp = 8;
+    l.pp = 4;
+    l.vpp = 5;
+    l.schedule = Schedule::interleaved;
+    l.dp = 2;
+    l.global_batch = 64;
+    l.seq_len = 4096;
+    for (PipelineSends s : {PipelineSends::blocking, PipelineSends::blocking_1f1b}) {
+        l.pipeline_sends = s;
+        const auto [written, back] = megatron_round_trip(m, c, l, "--no-overlap-p2p-communication");
+        EXPECT_EQ(written, s == PipelineSends::blocking);
+        EXPECT_EQ(back.pipeline_sends, s);
+    }
 }

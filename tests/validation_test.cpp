@@ -274,14 +274,16 @@ TEST(Validation, UltraScaleReservedMemoryStaysWithinTheReachedBound) {
 // takes 0.73 of the host's launch time (one pair flips); 38.0 %, 54.2 %, 89 %
 // (41.4 % with the A100 preset's 25 GB/s NIC, 41.6 % since the NIC share is nccl-tests' 0.9) since SC21's ZeRO-3 runs are priced and Ampere's NIC share
 // left its 0.30 floor for 0.76 (20.3 %, 35.2 %, 79 % at the floor, which slowed these runs by a
-// share no NIC delivers; docs/validation.md, "DeepSpeed's BF16 optimizer").
+// share no NIC delivers; docs/validation.md, "DeepSpeed's BF16 optimizer"). Since DeepSpeed's pipeline
+// engine sends an eighth of the boundary tensor a TP rank and waits on its sends (pipeline_scatter_gather,
+// pipeline_sends): 19.4 %, p90 28.0 % (27.8 % before, through Ampere's refit), ranking 87 → 89 %.
 TEST(Validation, BigScienceLayoutSearchStaysWithinTheReachedBounds) {
     const CaseList cases = example_cases("bigscience_tr11_search.json");
     const ValidationReport r = validate_cases(cases);
     ASSERT_EQ(r.summary.predicted, 40);
     EXPECT_LE(r.summary.median_abs_error, 0.195);
-    EXPECT_LE(r.summary.p90_abs_error, 0.28);
-    EXPECT_GE(r.summary.ranking.share(), 0.86);
+    EXPECT_LE(r.summary.p90_abs_error, 0.281);
+    EXPECT_GE(r.summary.ranking.share(), 0.88);
     EXPECT_LE(r.summary.memory.median_abs_error, 0.07);
     // 34 of 40 inside their plan's 80 % range since Megatron-DeepSpeed's band across nodes is theirs (in
     // sample: from vTrain's single-node runs alone, 1 of 40; none before, from Megatron-LM's A100 runs).
@@ -429,10 +431,13 @@ TEST(Validation, CalibratingOnOneNodesRunsPredictsItsOtherRuns) {
 // across domains left over each rank's own NIC and group-limited routing was modelled; docs/validation.md).
 // The TP calls of the vocabulary-parallel ends, priced since, moved it 5.59 → 5.64 %, p90 17.11 → 17.21 %
 // while no source's held-out median rose (Megatron-Bridge 9.0 → 8.7 %): the pooled figure's composition.
+// The pipeline's sends as each framework's code runs them (scatter-gather and blocking sends) moved it
+// 5.10 → 5.23 %, p90 16.34 → 16.31 %, one run fewer under 5 % and one fewer over 15 %, through the Ampere
+// and Blackwell refits (Korthikanti 3.7 → 3.3 %, MosaicML 3.6 → 3.0 %, Megatron-Bridge 7.2 → 7.3 %).
 TEST(Validation, LeaveOneSourceOutStaysWithinTheReachedBounds) {
     SHARDPLAN_REQUIRE_SHARED(kCalibration);
     const LeaveOneSourceOut l = leave_one_source_out(read_cases(read_json_file(kCalibration, "calibration"), "calibration").cases);
-    EXPECT_LE(l.throughput.median_abs_error, 0.052);
+    EXPECT_LE(l.throughput.median_abs_error, 0.053);
     EXPECT_LE(l.throughput.p90_abs_error, 0.165);
     EXPECT_GE(l.ranking.share(), 0.85);
 }

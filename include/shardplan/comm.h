@@ -61,8 +61,11 @@ double expert_parts_hit(int64_t experts, int64_t top_k, double parts);
 /// all-to-all of the rank's (T/tp)·k routed token copies of h elements; deepep / hybridep: one copy per
 /// GPU reached over NVLink and one per other domain reached over the NIC (Layout::moe_dispatcher).
 Traffic ep_traffic(const ModelSpec& m, const Layout& l, const GroupPlacement& g, const Fabric& f);
-/// PP: one boundary activation (÷ tp with SP) per micro-batch, forward and backward.
-Traffic pp_traffic(const ModelSpec& m, const Layout& l, const GroupPlacement& g, const Fabric& f);
+/// PP: one boundary activation (÷ tp with SP) per micro-batch, forward and backward. Split over the TP
+/// ranks without SP where the framework scatters it (scatters_pipeline_sends): 1/tp crosses, and the
+/// receiving TP group `tp` all-gathers the whole tensor on its own links, a time added to the send's.
+Traffic pp_traffic(const ModelSpec& m, const Layout& l, const GroupPlacement& g, const GroupPlacement& tp,
+                   const Fabric& f);
 /// PP with tied embeddings: the first stage's input embedding and the last stage's output layer are one
 /// matrix held twice, so after the backward the two copies' gradients, V/tp × h in the gradient dtype,
 /// are all-reduced between those two ranks (Megatron-LM's `_allreduce_word_embedding_grads` in

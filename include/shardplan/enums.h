@@ -59,6 +59,16 @@ enum class CudaGraphs { none, full };
 /// 3 ms per TP rank a layer and micro-batch, whatever the model's width or the micro-batch; none at pp 1
 /// or with the pipeline inside one node; the cause is not in the code read). docs/model.md §4.
 enum class PipelinePacing { kernels, nanotron };
+/// Whether a pipeline rank waits for its boundary sends. overlapped: a send runs while the rank computes
+/// its next pass, and the step sees the sends only in the fill and the drain (torchtitan's pipelining
+/// schedules; Megatron-Core's interleaved schedule with --overlap-p2p-communication). blocking: after each
+/// pass the rank waits until its send (and the receive paired with it) is done, so every micro-batch's
+/// sends stand on the critical path: DeepSpeed's pipeline engine (runtime/pipe/p2p.py: `send` refuses
+/// async_op) and Megatron-LM through 2022 (p2p_communication.py: batch_isend_irecv, each request waited
+/// on, then torch.cuda.synchronize()). blocking_1f1b: blocking under 1F1B and GPipe, overlapped when
+/// interleaved, as Megatron-Core runs it (its non-interleaved schedule's send_forward_recv_backward waits on
+/// its requests; the interleaved one overlaps them). docs/model.md §7.
+enum class PipelineSends { overlapped, blocking, blocking_1f1b };
 /// How the framework runs the pointwise work around the GEMMs: fused kernels (Megatron-Core and Transformer
 /// Engine: SwiGLU in one kernel, vocab-parallel cross-entropy in place) or eager PyTorch ops, one autograd
 /// node each (torchtitan's and nanotron's Llama: the activation's output kept beside its inputs; the loss
@@ -200,6 +210,11 @@ template <> struct EnumNames<CudaGraphs> {
 template <> struct EnumNames<PipelinePacing> {
     static constexpr std::array<std::pair<PipelinePacing, std::string_view>, 2> table{{
         {PipelinePacing::kernels, "kernels"}, {PipelinePacing::nanotron, "nanotron"}}};
+};
+template <> struct EnumNames<PipelineSends> {
+    static constexpr std::array<std::pair<PipelineSends, std::string_view>, 3> table{{
+        {PipelineSends::overlapped, "overlapped"}, {PipelineSends::blocking, "blocking"},
+        {PipelineSends::blocking_1f1b, "blocking_1f1b"}}};
 };
 template <> struct EnumNames<RecomputeModule> {
     static constexpr std::array<std::pair<RecomputeModule, std::string_view>, 9> table{{

@@ -90,6 +90,15 @@ struct Layout {
     /// pipeline engine measured, at least tp × an eager layer's launch cost a layer and micro-batch where
     /// the pipeline crosses scale-up domains.
     PipelinePacing pipeline_pacing = PipelinePacing::kernels;
+    /// Whether a pipeline rank waits for its boundary sends (enums.h): overlapped, blocking, or blocking
+    /// under 1F1B only (Megatron-Core). Blocking sends add each micro-batch's to the step.
+    PipelineSends pipeline_sends = PipelineSends::overlapped;
+    /// Without sequence parallelism, each TP rank sends 1/tp of the boundary tensor, which the receiving
+    /// TP group all-gathers over its own links (Megatron-LM's --scatter-gather-tensors-in-pipeline, on by
+    /// default from 2021 until Megatron-Core, whose SP shards the tensor anyway; DeepSpeed's
+    /// pipe_partitioned, on by default). Off, every TP rank sends the whole tensor. Takes effect with
+    /// tp > 1 and sequence_parallel off.
+    bool pipeline_scatter_gather = false;
     /// Dropless routing's load imbalance: the routed tokens of the busiest EP rank over the mean, 1
     /// (balanced: Megatron's performance configs force it, moe_router_force_load_balancing) or more; ep
     /// at most takes effect (every token on one rank). Every rank waits for the busiest in the
@@ -117,6 +126,12 @@ bool overlaps_tp(const Layout& l);
 bool overlaps_dp(const Layout& l);
 /// Whether the GEMM weights are held as their 8-bit copies alone: fp8_params with precision fp8 or mxfp8.
 bool keeps_fp8_params(const Layout& l);
+/// Whether each pipeline rank waits for its boundary sends under the layout's schedule: pipeline_sends
+/// blocking, or blocking_1f1b with the 1F1B or GPipe schedule; never at pp 1.
+bool blocks_pipeline_sends(const Layout& l);
+/// Whether the boundary tensor crosses the link split over the TP ranks by pipeline_scatter_gather (tp > 1
+/// without sequence parallelism); with SP it is a sequence shard anyway.
+bool scatters_pipeline_sends(const Layout& l);
 /// Whether FSDP gathers the parameters and reduce-scatters the gradients one unit (a transformer block)
 /// at a time for every micro-batch: ZeRO-3 without PP (under PP it gathers each stage once per step).
 bool fsdp_per_micro_batch(const Layout& l);
@@ -211,6 +226,8 @@ struct FrameworkDefaults {
     Zero3Comm zero3_comm = Zero3Comm::bucketed;
     CudaGraphs cuda_graphs = CudaGraphs::none;
     PipelinePacing pipeline_pacing = PipelinePacing::kernels;
+    PipelineSends pipeline_sends = PipelineSends::overlapped;
+    bool pipeline_scatter_gather = false;
 };
 /// `generation`: the GPU's (GpuSpec::generation), where a recipe differs by GPU; "" when not known.
 /// `precision`: the layout's, where a default differs with it (the gradient dtype). `moe`: whether the

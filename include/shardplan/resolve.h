@@ -26,11 +26,12 @@ struct Overrides {
     std::string recompute_method;   // with recompute full: uniform | block
     std::string attention_kernel, kernels, stage_split, grad_buckets, grad_accumulation, cross_entropy, dropout, tp_recompute_allgather,
         tp_comm_overlap, ep_comm_overlap, dp_comm_overlap, fp8_params;
-    std::string moe_dispatcher, expert_gemms, allocator, zero3_comm, cuda_graphs, pipeline_pacing;
+    std::string moe_dispatcher, expert_gemms, allocator, zero3_comm, cuda_graphs, pipeline_pacing, pipeline_sends,
+        pipeline_scatter_gather;
     std::string moe_imbalance, moe_capacity_factor;  // numbers, as typed ("1.3"; "0" = dropless)
     /// The framework that runs the layout ("nanotron", "torchtitan", "Megatron-LM"): its defaults for the
     /// kernels, the stage split, the gradient buckets and accumulation, the loss, the allocator, TP, EP and DP
-    /// overlap, the MoE dispatcher and expert GEMMs, ZeRO-3's collectives, CUDA graphs and the pipeline's pacing, unless those are
+    /// overlap, the MoE dispatcher and expert GEMMs, ZeRO-3's collectives, CUDA graphs and the pipeline's pacing and sends, unless those are
     /// given too (framework_defaults).
     std::string framework;
     std::optional<bool> no_crossing;  // search only

@@ -50,7 +50,8 @@ struct PipelineSpec {
     /// Per rank: one micro-batch through all of the rank's layers (DualPipe: through one of its two
     /// stages, as a micro-batch crosses only one of them). The rank's chunks share it evenly.
     std::vector<StageTimes> ranks;
-    double p2p_s = 0;        // one boundary send, activations or gradients
+    double p2p_s = 0;             // one boundary send, activations or gradients
+    bool blocking_sends = false;  // a rank waits for each of its sends before its next pass (PipelineSends)
     bool record_ops = true;  // simulation: false keeps only the span, busy times and peaks
 };
 
@@ -97,7 +98,9 @@ struct PipelineFill {
 double pipeline_floor_s(const PipelineSpec& s, double p2p_s);
 
 /// What the boundary sends add to the step in closed form: the fill and drain ones, forward and
-/// backward, per virtual stage boundary (the steady-state sends overlap compute).
+/// backward, per virtual stage boundary (the steady-state sends overlap compute); with blocking sends
+/// also the busiest rank's own, 2·v a micro-batch (2·v − 1 at pp 2). The simulation, which validate and
+/// the search's re-ranking use, also shows 1F1B's steady state waiting on each round trip.
 double exposed_sends_s(const PipelineSpec& s);
 
 }  // namespace shardplan

@@ -219,7 +219,12 @@ double pipeline_floor_s(const PipelineSpec& s, double p2p_s) {
 double exposed_sends_s(const PipelineSpec& s) {
     if (s.pp <= 1) return 0.0;
     const int64_t v = s.schedule == Schedule::interleaved ? s.vpp : 1;
-    return 2.0 * static_cast<double>((s.pp - 1) * v) * s.p2p_s;
+    const double fill = 2.0 * static_cast<double>((s.pp - 1) * v) * s.p2p_s;
+    if (!s.blocking_sends) return fill;
+    // Blocking sends: the busiest rank also waits out each of its own, every micro-batch: two a chunk
+    // (forward and backward) where no chunk sits at either end of the line, one fewer at pp 2.
+    const int64_t sends = 2 * v - (s.pp == 2 ? 1 : 0);
+    return fill + static_cast<double>(sends) * static_cast<double>(s.micro_batches) * s.p2p_s;
 }
 
 }  // namespace shardplan

@@ -131,6 +131,7 @@ Export megatron(const ModelSpec& m, const Layout& l) {
         const std::vector<Stage> st = split_stages(m, l);
         if (l.vpp > 1) {
             arg(fmt::format("--num-virtual-stages-per-pipeline-rank {}", l.vpp));
+            if (blocks_pipeline_sends(l)) arg("--no-overlap-p2p-communication");
             if (l.pp * l.vpp == m.layers + 2) arg("--account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split");
             else if (m.layers % (l.pp * l.vpp) != 0)
                 return refuse(F, fmt::format("{} layers do not split evenly into pp·vpp = {} chunks (Megatron needs "

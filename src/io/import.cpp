@@ -127,6 +127,9 @@ Draft megatron_layout(const Values& v) {
     // DP overlap is opt-in in Megatron-LM's arguments: --overlap-grad-reduce (and, with the distributed
     // optimizer, --overlap-param-gather beside it).
     l.dp_comm_overlap = v.flag("--overlap-grad-reduce");
+    // The pipeline's sends: Megatron-Core waits on them under 1F1B and overlaps them when interleaved
+    // unless --no-overlap-p2p-communication says otherwise.
+    l.pipeline_sends = v.flag("--no-overlap-p2p-communication") ? PipelineSends::blocking : PipelineSends::blocking_1f1b;
     // CUDA graphs: the whole step (--cuda-graph-impl local --cuda-graph-scope full_iteration); Transformer
     // Engine's per-module graphs are not priced (enums.h) and are planned as none, and said so.
     const std::string graph_impl = v.text("--cuda-graph-impl", "none");

@@ -60,6 +60,7 @@ constexpr LaunchKey kMegatron[] = {
     {"--multi-latent-attention", K::flag, ""},
     {"--nnodes", K::integer, ""},  // torchrun
     {"--no-gradient-accumulation-fusion", K::flag, ""},
+    {"--no-overlap-p2p-communication", K::flag, ""},
     {"--normalization", K::text, "LayerNorm|RMSNorm"},
     {"--nproc-per-node", K::integer, ""},  // torchrun
     {"--nproc_per_node", K::integer, ""},  // torchrun (older spelling)

@@ -70,6 +70,7 @@ json to_json(const Layout& l) {
             {"ep_comm_overlap", l.ep_comm_overlap}, {"moe_dispatcher", enum_name(l.moe_dispatcher)},
             {"expert_gemms", enum_name(l.expert_gemms)}, {"zero3_comm", enum_name(l.zero3_comm)},
             {"cuda_graphs", enum_name(l.cuda_graphs)}, {"pipeline_pacing", enum_name(l.pipeline_pacing)},
+            {"pipeline_sends", enum_name(l.pipeline_sends)}, {"pipeline_scatter_gather", l.pipeline_scatter_gather},
             {"moe_imbalance", l.moe_imbalance},
             {"moe_capacity_factor", l.moe_capacity_factor > 0 ? json(l.moe_capacity_factor) : json(nullptr)},
             {"precision", enum_name(l.precision)},

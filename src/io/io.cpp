@@ -357,7 +357,7 @@ Layout layout_from_json(const json& j, const std::string& path, const std::strin
     r.only({"tp", "cp", "pp", "dp", "ep", "etp", "vpp", "micro_batch", "global_batch", "seq_len", "zero", "recompute",
             "recompute_modules", "recompute_method", "recompute_layers", "attention_kernel", "kernels", "stage_split",
             "grad_buckets", "grad_accumulation", "cross_entropy", "allocator", "dropout", "sequence_parallel", "tp_recompute_allgather", "tp_comm_overlap", "ep_comm_overlap", "dp_comm_overlap", "fp8_params", "moe_dispatcher", "expert_gemms", "zero3_comm", "cuda_graphs",
-            "pipeline_pacing", "moe_imbalance", "moe_capacity_factor", "precision", "schedule", "grad_dtype", "order", "framework"});
+            "pipeline_pacing", "pipeline_sends", "pipeline_scatter_gather", "moe_imbalance", "moe_capacity_factor", "precision", "schedule", "grad_dtype", "order", "framework"});
     Layout l;
     l.tp = r.integer("tp", 1);
     l.cp = r.integer("cp", 1);
@@ -443,6 +443,8 @@ Layout layout_from_json(const json& j, const std::string& path, const std::strin
     l.zero3_comm = r.choice<Zero3Comm>("zero3_comm", fw.zero3_comm);
     l.cuda_graphs = r.choice<CudaGraphs>("cuda_graphs", fw.cuda_graphs);
     l.pipeline_pacing = r.choice<PipelinePacing>("pipeline_pacing", fw.pipeline_pacing);
+    l.pipeline_sends = r.choice<PipelineSends>("pipeline_sends", fw.pipeline_sends);
+    l.pipeline_scatter_gather = r.boolean("pipeline_scatter_gather", fw.pipeline_scatter_gather);
     l.moe_imbalance = r.number("moe_imbalance", 1.0);  // ranges: check_layout (layout.cpp)
     l.moe_capacity_factor = r.number("moe_capacity_factor", 0.0);  // null, as absent: dropless
     if (r.has("order")) {

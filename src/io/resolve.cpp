@@ -203,6 +203,9 @@ Case apply_overrides(Case c, const Overrides& o, Naming n) {
     if (!o.zero3_comm.empty()) l.zero3_comm = named<Zero3Comm>(o.zero3_comm, "zero3_comm", n);
     if (!o.cuda_graphs.empty()) l.cuda_graphs = named<CudaGraphs>(o.cuda_graphs, "cuda_graphs", n);
     if (!o.pipeline_pacing.empty()) l.pipeline_pacing = named<PipelinePacing>(o.pipeline_pacing, "pipeline_pacing", n);
+    if (!o.pipeline_sends.empty()) l.pipeline_sends = named<PipelineSends>(o.pipeline_sends, "pipeline_sends", n);
+    if (!o.pipeline_scatter_gather.empty())
+        l.pipeline_scatter_gather = on_off(o.pipeline_scatter_gather, "pipeline_scatter_gather", n);
     if (!o.attention_kernel.empty()) l.attention_kernel = named<AttentionKernel>(o.attention_kernel, "attention_kernel", n);
     if (!o.kernels.empty()) l.kernels = named<Kernels>(o.kernels, "kernels", n);
     if (!o.stage_split.empty()) l.stage_split = named<StageSplit>(o.stage_split, "stage_split", n);

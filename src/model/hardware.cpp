@@ -122,39 +122,39 @@ Efficiency default_efficiency(const std::string& generation) {
     Efficiency e;
     // FITTED-BEGIN (tools/fit_defaults.py: shardplan calibrate calibration.json --per-generation)
     if (generation == "ampere") {  // 98 runs
-        e.gemm_16 = 0.7894;
+        e.gemm_16 = 0.7898;
         e.gemm_8 = 0.65;
         e.gemm_4 = 0.55;
-        e.gemm_half_dim = 174;
-        e.moe = 0.6865;
-        e.attn = 0.2153;
+        e.gemm_half_dim = 165.7;
+        e.moe = 0.6853;
+        e.attn = 0.214;
         e.scale_out_bw = 0.9;
-        e.overlap_dp = 0.6579;
-        e.a2a = 0.7751;
+        e.overlap_dp = 0.6574;
+        e.a2a = 0.7798;
         e.reserve_bytes = 2.226e+09;
     }
     if (generation == "blackwell") {  // 64 runs
         e.gemm_16 = 0.51;
-        e.gemm_8 = 0.5681;
+        e.gemm_8 = 0.5699;
         e.gemm_4 = 0.6152;
         e.gemm_half_dim = 250;
-        e.moe = 0.6255;
-        e.attn = 0.2189;
+        e.moe = 0.6271;
+        e.attn = 0.2152;
         e.scale_out_bw = 0.9;
         e.overlap_dp = 0.2389;
-        e.a2a = 0.9239;
+        e.a2a = 0.955;
         e.reserve_bytes = 2.226e+09;
     }
     if (generation == "hopper") {  // 162 runs
-        e.gemm_16 = 0.7032;
-        e.gemm_8 = 0.6425;
+        e.gemm_16 = 0.7035;
+        e.gemm_8 = 0.6427;
         e.gemm_4 = 0.55;
-        e.gemm_half_dim = 521.3;
-        e.moe = 0.7812;
+        e.gemm_half_dim = 522.1;
+        e.moe = 0.7814;
         e.attn = 0.2155;
         e.scale_out_bw = 0.9;
         e.overlap_dp = 0.8963;
-        e.a2a = 0.7845;
+        e.a2a = 0.7844;
         e.reserve_bytes = 2.321e+09;
     }
     // FITTED-END

@@ -195,6 +195,21 @@ FrameworkDefaults framework_defaults(const std::string& framework, const std::st
     // had no ZeRO-3 of its own (its distributed optimizer, ZeRO-1, came in 2022): a ZeRO-3 run under a
     // Megatron-LM of 2021 ran DeepSpeed's, as SC21's comparison with ZeRO-3 did.
     if ((deepspeed || megatron_lm) && names_year_up_to(f, 2021)) d.zero3_comm = Zero3Comm::per_tensor;
+    // The pipeline's boundary exchange. DeepSpeed's engine (Megatron-DeepSpeed's too) sends synchronously
+    // (runtime/pipe/p2p.py: `send` asserts async_op is False) and partitions the first activation and its
+    // gradient over the model-parallel ranks (pipe_partitioned and grad_partitioned, on by default:
+    // "When TP>1, we partition the first activations/gradients across TP ranks to save communication
+    // volume", runtime/pipe/engine.py). Megatron-LM through 2022 waited on every request and then on
+    // torch.cuda.synchronize() (p2p_communication.py _communicate) and scattered the boundary tensor
+    // over TP (--scatter-gather-tensors-in-pipeline, on by default). Megatron-Core's 1F1B waits on its
+    // requests (_communicate's wait_on_reqs), its interleaved schedule overlaps them
+    // (--overlap-p2p-communication); its SP shards the tensor, and the scatter option is unused there.
+    if (deepspeed || (megatron_code && names_year_up_to(f, 2022))) {
+        d.pipeline_sends = PipelineSends::blocking;
+        d.pipeline_scatter_gather = true;
+    } else if (family == "megatron") {
+        d.pipeline_sends = PipelineSends::blocking_1f1b;
+    }
     return d;
 }
 
@@ -216,6 +231,8 @@ void apply_framework_defaults(const FrameworkDefaults& fw, Layout& l) {
     l.zero3_comm = fw.zero3_comm;
     l.cuda_graphs = fw.cuda_graphs;
     l.pipeline_pacing = fw.pipeline_pacing;
+    l.pipeline_sends = fw.pipeline_sends;
+    l.pipeline_scatter_gather = fw.pipeline_scatter_gather;
 }
 
 double moe_load_factor(const Layout& l) {
@@ -238,6 +255,17 @@ bool overlaps_dp(const Layout& l) { return l.dp_comm_overlap || l.zero >= 3; }
 
 bool keeps_fp8_params(const Layout& l) {
     return l.fp8_params && (l.precision == Precision::fp8 || l.precision == Precision::mxfp8);
+}
+
+bool blocks_pipeline_sends(const Layout& l) {
+    if (l.pp <= 1) return false;
+    if (l.pipeline_sends == PipelineSends::blocking) return true;
+    return l.pipeline_sends == PipelineSends::blocking_1f1b &&
+           (l.schedule == Schedule::one_f_one_b || l.schedule == Schedule::gpipe);
+}
+
+bool scatters_pipeline_sends(const Layout& l) {
+    return l.pipeline_scatter_gather && l.tp > 1 && !l.sequence_parallel;
 }
 
 bool overlaps_ep(const Layout& l) {

@@ -28,7 +28,7 @@ namespace {
 
 bool same_input(const PipelineSpec& a, const PipelineSpec& b) {
     return a.schedule == b.schedule && a.pp == b.pp && a.vpp == b.vpp && a.micro_batches == b.micro_batches &&
-           a.p2p_s == b.p2p_s && a.ranks == b.ranks;
+           a.p2p_s == b.p2p_s && a.blocking_sends == b.blocking_sends && a.ranks == b.ranks;
 }
 
 PipelineResult simulated_fresh(const PipelineSpec& s, int64_t max_passes);

@@ -341,8 +341,9 @@ const PipelineResult& run_pipeline(const ModelSpec& m, const Layout& l, const Fa
     Traffic pp{};
     const GroupPlacement& g = group(plan.groups, Axis::pp);
     if (l.pp > 1) {
-        pp = pp_traffic(m, l, g, fabric);
+        pp = pp_traffic(m, l, g, group(plan.groups, Axis::tp), fabric);
         spec.p2p_s = pp.time_s;
+        spec.blocking_sends = blocks_pipeline_sends(l);
     }
     const bool simulate = o.keep != nullptr || (o.pipeline == PipelineMethod::simulated && l.pp > 1);
     if (simulate) x.pipeline = simulated_pipeline(spec, o.max_passes, o.memo);
