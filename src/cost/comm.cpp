@@ -116,8 +116,8 @@ Traffic ep_traffic(const ModelSpec& m, const Layout& l, const GroupPlacement& g,
 Traffic pp_traffic(const ModelSpec& m, const Layout& l, const GroupPlacement& g, const GroupPlacement& tp,
                    const Fabric& f) {
     const double whole = kElem * tokens(l) * static_cast<double>(m.hidden);
-    const bool split = (l.sequence_parallel && l.tp > 1) || scatters_pipeline_sends(l);
-    const double S = split ? whole / static_cast<double>(l.tp) : whole;
+    const bool scatter = scatters_pipeline_sends(l);
+    const double S = (l.sequence_parallel && l.tp > 1) || scatter ? whole / static_cast<double>(l.tp) : whole;
     // A point-to-point between two neighbouring stages: priced on the tier their ranks share.
     GroupPlacement pair = g;
     pair.size = 2;
@@ -125,7 +125,7 @@ Traffic pp_traffic(const ModelSpec& m, const Layout& l, const GroupPlacement& g,
     Traffic t = make(Collective::send_recv, "send/recv", S, pair, f);
     t.group_size = g.size;
     t.wire_bytes = S;
-    if (scatters_pipeline_sends(l)) {  // the receiving TP group puts the tensor back together
+    if (scatter) {  // the receiving TP group puts the tensor back together
         const Traffic gather = make(Collective::all_gather, "", whole, tp, f);
         t.time_s += gather.time_s;
         t.label = "send/recv (scatter-gather)";

@@ -264,9 +264,10 @@ private:
         } else {
             --alive_[r];  // the weight gradient was the last use of the stored inputs
         }
-        free_[r] = end;
-        if (s_.blocking_sends && ((o.kind == 'F' && pos < g_.length - 1) || (o.kind == 'B' && pos > 0)))
-            free_[r] = end + s_.p2p_s;
+        // Blocking sends: a pass that sends (a forward short of the line's end, a backward past its start)
+        // frees its rank one send later.
+        const bool sends = (o.kind == 'F' && pos < g_.length - 1) || (o.kind == 'B' && pos > 0);
+        free_[r] = s_.blocking_sends && sends ? end + s_.p2p_s : end;
         res_.busy_s[r] += dur;
         // Micro-batches are numbered across DualPipe's two directions: direction 1's first is m/2.
         if (s_.record_ops) res_.ops.push_back({rank, o.chunk, o.mb + line * g_.per_line, o.kind, start, end, line, pos});
