@@ -92,6 +92,11 @@ TEST(Resolve, EachRefusalNamesTheFlagOrThePin) {
     o.fp8_params = "8bit";
     EXPECT_EQ(error_of([&] { apply_overrides(llama70b_on(128), o, Naming::flags); }),
               "--fp8-params: expected true or false, got \"8bit\"");
+    // The layout's 0 global batch means "not stated"; typed, it is refused rather than read as that.
+    o = {};
+    o.global_batch = 0;
+    EXPECT_EQ(error_of([&] { apply_overrides(llama70b_on(128), o, Naming::flags); }),
+              "--global-batch: expected a positive integer, got 0");
     o = {};
     o.zero = 4;
     EXPECT_EQ(error_of([&] { apply_overrides(llama70b_on(128), o, Naming::pins); }), "pins.zero: expected 0, 1, 2 or 3, got 4");

@@ -368,7 +368,9 @@ Layout layout_from_json(const json& j, const std::string& path, const std::strin
     l.etp = r.integer("etp", 0);
     l.vpp = r.integer("vpp", 1);
     l.micro_batch = r.integer("micro_batch", 1);
-    l.global_batch = r.integer("global_batch", 0);
+    l.global_batch = r.integer("global_batch", 0);  // 0: not stated (one micro-batch a DP rank, or from the measurement)
+    if (r.has("global_batch") && l.global_batch <= 0)
+        throw ConfigError(r.at("global_batch"), fmt::format("a positive integer, got {}", l.global_batch));
     l.seq_len = r.integer("seq_len", l.seq_len);
     const int64_t zero = r.integer("zero", 1);
     if (zero < 0 || zero > 3) throw ConfigError(r.at("zero"), fmt::format("0, 1, 2 or 3, got {}", zero));

@@ -68,6 +68,9 @@ void check_positive(const Overrides& o, Naming n) {
     for (const IntField& f : kPositive)
         if (const auto& v = o.*f.field; v && (*v <= 0 || *v > kMaxDegree))
             throw ConfigError(override_name(f.key, n), fmt::format("an integer in [1, {}], got {}", kMaxDegree, *v));
+    // The layout's 0 means "not stated" (one micro-batch a DP rank); a 0 typed is a mistake, not that.
+    if (o.global_batch && *o.global_batch <= 0)
+        throw ConfigError(override_name("global_batch", n), fmt::format("a positive integer, got {}", *o.global_batch));
 }
 
 }  // namespace
