@@ -81,6 +81,8 @@ TEST(Api, BadInputIs400NamingTheField) {
                   {R"({"model": "nope", "cluster": "dgx-h100", "layout": {}})", "model: expected a model preset"},
                   {R"({"model": "llama3-8b", "cluster": "dgx-h100", "layout": {"global_batch": 0}})",
                    "layout.global_batch: expected a positive integer, got 0"},
+                  {R"({"model": "mixtral-8x7b", "cluster": "dgx-h100", "layout": {"etp": 0}})",
+                   "layout.etp: expected a positive integer or null, got 0"},
                   {R"({"model": "llama3-8b", "cluster": {"gpu": "h100-sxm", "gpus": "8"}, "layout": {}})",
                    "cluster.gpus: expected an integer"}}) {
         const ApiResponse r = handle_api("POST", "/api/plan", b.body);

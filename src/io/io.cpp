@@ -365,7 +365,8 @@ Layout layout_from_json(const json& j, const std::string& path, const std::strin
     l.dp = r.integer("dp", 0);  // 0: not stated; case_from_json derives it (derive_dp)
     if (r.has("dp") && l.dp <= 0) throw ConfigError(r.at("dp"), fmt::format("a positive integer, got {}", l.dp));
     l.ep = r.integer("ep", 1);
-    l.etp = r.integer("etp", 0);
+    l.etp = r.integer("etp", 0);  // 0: not stated, the TP degree (effective_etp)
+    if (r.has("etp") && l.etp <= 0) throw ConfigError(r.at("etp"), fmt::format("a positive integer or null, got {}", l.etp));
     l.vpp = r.integer("vpp", 1);
     l.micro_batch = r.integer("micro_batch", 1);
     l.global_batch = r.integer("global_batch", 0);  // 0: not stated (one micro-batch a DP rank, or from the measurement)
