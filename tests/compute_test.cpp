@@ -192,3 +192,31 @@ TEST(Compute, EagerGradientAccumulationIsAnHbmPassPerMicroBatch) {
     fsdp.pp = 2;
     EXPECT_DOUBLE_EQ(accumulated_params(8.0, 4.0, fsdp), 8.0);  // under PP FSDP keeps unsharded gradients
 }
+
+// Under FP8 every GEMM's input is cast by a kernel of its own (Transformer Engine's Linear and
+// GroupedLinear, fp8_cast_transpose_fused): 2 bytes read and 1 written an element, over HBM at hbm × its
+// bandwidth, on top of bf16's element-wise passes. As one CUDA graph with no gap between kernel nodes the
+// forward is its GEMMs + attention + element-wise passes, so the last is what the two precisions differ by.
+// Llama 3 8B at TP 1, 4,096 tokens: the QKV projection's and the output projection's inputs 4,096 + 4,096
+// wide, the MLP's two 4,096 + 14,336: 3 · 4,096 · 26,624 = 327,155,712 bytes. Mixtral 8x7B's MoE layer,
+// every expert local (EP 1), top-2: the projections' 4,096 + 4,096 on 4,096 tokens and each expert's
+// 4,096 + 14,336 on its tokens, 8,192 assignments in all: 3 · 4,096 · (8,192 + 2 · 18,432) = 553,648,128.
+TEST(Compute, Fp8CastsEveryGemmInput) {
+    ClusterSpec c = preset_cluster("dgx-h100");
+    c.gpu.eff.graph_node_gap_s = 0.0;
+    const double hbm = c.gpu.hbm_Bps * c.gpu.eff.hbm;
+    Layout bf16;
+    bf16.dp = 8;
+    bf16.seq_len = 4096;
+    bf16.cuda_graphs = CudaGraphs::full;
+    Layout fp8 = bf16;
+    fp8.precision = Precision::fp8;
+    auto elementwise_s = [&](const ModelSpec& m, const Layout& l, bool moe) {
+        const LayerWork w = layer_work(m, c, l, moe);
+        return w.fwd_s - w.gemm_fwd_s - w.attn_fwd_s;
+    };
+    const ModelSpec llama = preset_model("llama3-8b");
+    EXPECT_NEAR(elementwise_s(llama, fp8, false) - elementwise_s(llama, bf16, false), 327'155'712.0 / hbm, 1e-12);
+    const ModelSpec mixtral = preset_model("mixtral-8x7b");
+    EXPECT_NEAR(elementwise_s(mixtral, fp8, true) - elementwise_s(mixtral, bf16, true), 553'648'128.0 / hbm, 1e-12);
+}

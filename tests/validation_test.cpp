@@ -166,7 +166,9 @@ TEST(Validation, PublishedRunsStayWithinTheReachedBounds) {
     // 13.0 % since a hidden collective pays the SMs its kernels hold (comm_sms; Hopper's refit gemm_16 0.68 →
     // 0.70, gemm_8 0.63 → 0.65, towards their cuBLAS figures); 4.3 % / 12.8 % since NeMo's and
     // Megatron-Bridge's FP8 weights are held in 8 bits (fp8_params), so their 405B FP8 runs fit as they ran;
-    // 4.2 % / 12.8 % since Megatron-Bridge's NVFP4 runs expose their TP traffic.
+    // 4.2 % / 12.8 % since Megatron-Bridge's NVFP4 runs expose their TP traffic; 4.3 % / 13.2 % since every
+    // low-precision GEMM's input is cast (the second MLP GEMM's and the experts' too; Hopper's refit gemm_8
+    // 0.643 → 0.656, towards cuBLASLt's 0.66-0.69).
     EXPECT_LE(s.median_abs_error, 0.046) << "median |error| of tokens/s per GPU";
     EXPECT_LE(s.p90_abs_error, 0.133) << "90th percentile |error|";
     // The same-job ranking in sample: 90 % of 20 pairs since the NIC share is sourced (one Megatron-Bridge
@@ -298,7 +300,9 @@ TEST(Validation, BigScienceLayoutSearchStaysWithinTheReachedBounds) {
 // SimuMax's B200 runs (examples/validation/simumax_b200.json, in the repository, fitted on nowhere): 43
 // Megatron-LM runs on one 8-GPU B200 node, models cut to their first layers, with the most
 // max_memory_allocated of any rank (19 readings, one per layout). Reached: memory median 1.5 %, p90 5.9 %,
-// none more than 10 % under; throughput median 7.2 %, p90 14.9 %, ranking 98 % of 103 pairs since Megatron-LM's
+// none more than 10 % under; throughput median 5.9 %, p90 14.0 %, ranking 98 % since every low-precision
+// GEMM's input is cast (Blackwell refit: `attn` 0.215 → 0.241, towards the node's own 0.25); 6.4 %, 13.7 %
+// since the pipeline's sends are priced as each framework runs them; 7.2 %, 14.9 %, ranking 98 % of 103 pairs since Megatron-LM's
 // DP traffic runs after the backward as these runs launch it, without --overlap-grad-reduce (dp_comm_overlap
 // false; the step's fixed part measured 24-98 ms where the model had 7-22 ms); 8.7 %, 15.9 %, 96 % since the
 // defaults take the NIC share from nccl-tests (Blackwell refit: `moe` 0.67 → 0.63); 8.5 %, 15.8 % since NVFP4's
@@ -319,8 +323,8 @@ TEST(Validation, SimuMaxB200RunsStayWithinTheReachedBounds) {
     EXPECT_LE(r.summary.memory.median_abs_error, 0.02);
     EXPECT_LE(r.summary.memory.p90_abs_error, 0.065);
     EXPECT_EQ(r.summary.memory_under_10, 0);
-    EXPECT_LE(r.summary.median_abs_error, 0.075);
-    EXPECT_LE(r.summary.p90_abs_error, 0.155);
+    EXPECT_LE(r.summary.median_abs_error, 0.065);
+    EXPECT_LE(r.summary.p90_abs_error, 0.145);
     EXPECT_GE(r.summary.ranking.share(), 0.97);
 }
 
@@ -434,10 +438,13 @@ TEST(Validation, CalibratingOnOneNodesRunsPredictsItsOtherRuns) {
 // The pipeline's sends as each framework's code runs them (scatter-gather and blocking sends) moved it
 // 5.10 → 5.23 %, p90 16.34 → 16.31 %, one run fewer under 5 % and one fewer over 15 %, through the Ampere
 // and Blackwell refits (Korthikanti 3.7 → 3.3 %, MosaicML 3.6 → 3.0 %, Megatron-Bridge 7.2 → 7.3 %).
+// Every low-precision GEMM's input cast, the second MLP GEMM's and the experts' too, moved it 5.23 →
+// 4.45 %, p90 16.31 → 16.43 %: 169 of 324 runs under 5 % (160 before), 43 over 15 % (44); the mean
+// |error| 8.30 → 8.18 %, most of the median's move runs crossing 5 %.
 TEST(Validation, LeaveOneSourceOutStaysWithinTheReachedBounds) {
     SHARDPLAN_REQUIRE_SHARED(kCalibration);
     const LeaveOneSourceOut l = leave_one_source_out(read_cases(read_json_file(kCalibration, "calibration"), "calibration").cases);
-    EXPECT_LE(l.throughput.median_abs_error, 0.053);
+    EXPECT_LE(l.throughput.median_abs_error, 0.047);
     EXPECT_LE(l.throughput.p90_abs_error, 0.165);
     EXPECT_GE(l.ranking.share(), 0.85);
 }

@@ -19,6 +19,11 @@ namespace {
 constexpr double kAttnBwdFactor = 2.9;  // flash-attention backward: 2.5 × its forward FLOPs at 0.87 of its speed
 constexpr double kUnfusedAttnBwdFactor = 2.0;  // the unfused core's: 4 GEMMs (dV, dP, dQ, dK) of its forward's 2 shapes
 constexpr double kElemBytes = 2.0;      // bf16 activations
+// A low-precision GEMM's input cast by a kernel of its own (Transformer Engine's Linear and GroupedLinear,
+// torchao's Float8Linear): 2 bytes read and 1 written an element, in kElemBytes units. Its transposed copy
+// for the weight gradient and the backward's casts of the output gradients are in the backward's 2 ×.
+constexpr double kCastElems = 1.5;
+bool quantizes(Precision p) { return is_fp8(p) || p == Precision::nvfp4; }
 
 struct Gemms {
     double flops = 0;  // forward FLOPs
@@ -223,6 +228,11 @@ void attention_projections(LayerParts& x) {
                      static_cast<double>(a.kv_lora_rank));
         });
         add_gemm(x.g, c, p, T, h, vw / tp);
+        if (quantizes(p)) {  // the up-projections' latent inputs; the down-projections share the layer's input's cast
+            const double cast = kCastElems * T * ((a.q_lora_rank > 0 ? qin : 0.0) + static_cast<double>(a.kv_lora_rank));
+            x.act_elems += cast;
+            if (up) x.replay_elems += cast;
+        }
     } else {
         const double kv_local = std::max(kw / tp, static_cast<double>(m.head_dim));  // kv heads replicate when g < tp
         add_gemm(x.g, c, p, T, qw / tp + 2.0 * kv_local, h);
@@ -247,6 +257,11 @@ void mlp_gemms(LayerParts& x, double tokens, double ffn_local, double in_local, 
     const double act = tokens * count * ffn_local * (x.m.mlp == MlpKind::swiglu ? 3.0 : 2.0);
     x.act_elems += act;
     if (replay_all || replay_act) x.replay_elems += act;
+    if (quantizes(p)) {  // each GEMM's input cast to its 8- or 4-bit copy: x for the first, the activation for the second
+        const double cast = kCastElems * tokens * count * (in_local + ffn_local);
+        x.act_elems += cast;
+        if (replay_all) x.replay_elems += cast;
+    }
 }
 
 /// A pass of a layer whose kernels take `gpu_s` on the GPU and `host_s` to issue (docs/model.md §4): the
@@ -336,8 +351,8 @@ LayerWork layer_work(const ModelSpec& m, const ClusterSpec& c, const Layout& l, 
     // Two norms (read + write) and two residual adds (2 reads + 1 write) on T/sp tokens.
     x.act_elems += T / sp * h * (2 * 2 + 2 * 3);
     if (recomputes(l, RecomputeModule::layernorm)) x.replay_elems += T / sp * h * 2 * 2;
-    if (is_fp8(p) || p == Precision::nvfp4)  // quantize GEMM inputs
-        x.act_elems += 1.5 * T * (2.0 * h + static_cast<double>(q_width(m)) / tp);
+    if (quantizes(p))  // the QKV projection's input and the output projection's (the MLPs' in mlp_gemms)
+        x.act_elems += kCastElems * T * (h + static_cast<double>(attn_out_width(m)) / tp);
 
     const double hbm = c.gpu.hbm_Bps * c.gpu.eff.hbm;
     const double elem_s = x.act_elems * kElemBytes / hbm;

@@ -126,11 +126,11 @@ Efficiency default_efficiency(const std::string& generation) {
         e.gemm_8 = 0.65;
         e.gemm_4 = 0.55;
         e.gemm_half_dim = 165.7;
-        e.moe = 0.6853;
+        e.moe = 0.7072;
         e.attn = 0.214;
         e.scale_out_bw = 0.9;
         e.overlap_dp = 0.6574;
-        e.a2a = 0.7798;
+        e.a2a = 0.7851;
         e.reserve_bytes = 2.226e+09;
     }
     if (generation == "blackwell") {  // 64 runs
@@ -138,23 +138,23 @@ Efficiency default_efficiency(const std::string& generation) {
         e.gemm_8 = 0.5699;
         e.gemm_4 = 0.6152;
         e.gemm_half_dim = 250;
-        e.moe = 0.6271;
-        e.attn = 0.2152;
+        e.moe = 0.6301;
+        e.attn = 0.2412;
         e.scale_out_bw = 0.9;
-        e.overlap_dp = 0.2389;
-        e.a2a = 0.955;
+        e.overlap_dp = 0.2326;
+        e.a2a = 0.9453;
         e.reserve_bytes = 2.226e+09;
     }
     if (generation == "hopper") {  // 162 runs
-        e.gemm_16 = 0.7035;
-        e.gemm_8 = 0.6427;
+        e.gemm_16 = 0.7023;
+        e.gemm_8 = 0.6562;
         e.gemm_4 = 0.55;
-        e.gemm_half_dim = 522.1;
-        e.moe = 0.7814;
-        e.attn = 0.2155;
+        e.gemm_half_dim = 520.4;
+        e.moe = 0.7885;
+        e.attn = 0.2161;
         e.scale_out_bw = 0.9;
-        e.overlap_dp = 0.8963;
-        e.a2a = 0.7844;
+        e.overlap_dp = 0.8951;
+        e.a2a = 0.7864;
         e.reserve_bytes = 2.321e+09;
     }
     // FITTED-END
