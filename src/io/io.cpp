@@ -82,6 +82,13 @@ public:
         require(key);
         return integer(key, 0);
     }
+    /// A field whose absence (or null) the layout keeps as 0, "not stated", to be derived later: a value
+    /// that is given must be positive, so that a typed 0 is refused rather than read as not stated.
+    int64_t stated_positive(const char* key, const char* expected = "a positive integer") const {
+        const int64_t v = integer(key, 0);
+        if (has(key) && v <= 0) throw ConfigError(at(key), fmt::format("{}, got {}", expected, v));
+        return v;
+    }
     double number(const char* key, double fallback) const {
         if (!has(key)) return fallback;
         const json& v = j_.at(key);
@@ -362,16 +369,12 @@ Layout layout_from_json(const json& j, const std::string& path, const std::strin
     l.tp = r.integer("tp", 1);
     l.cp = r.integer("cp", 1);
     l.pp = r.integer("pp", 1);
-    l.dp = r.integer("dp", 0);  // 0: not stated; case_from_json derives it (derive_dp)
-    if (r.has("dp") && l.dp <= 0) throw ConfigError(r.at("dp"), fmt::format("a positive integer, got {}", l.dp));
+    l.dp = r.stated_positive("dp");  // 0: not stated; case_from_json derives it (derive_dp)
     l.ep = r.integer("ep", 1);
-    l.etp = r.integer("etp", 0);  // 0: not stated, the TP degree (effective_etp)
-    if (r.has("etp") && l.etp <= 0) throw ConfigError(r.at("etp"), fmt::format("a positive integer or null, got {}", l.etp));
+    l.etp = r.stated_positive("etp", "a positive integer or null");  // 0: not stated, the TP degree (effective_etp)
     l.vpp = r.integer("vpp", 1);
     l.micro_batch = r.integer("micro_batch", 1);
-    l.global_batch = r.integer("global_batch", 0);  // 0: not stated (one micro-batch a DP rank, or from the measurement)
-    if (r.has("global_batch") && l.global_batch <= 0)
-        throw ConfigError(r.at("global_batch"), fmt::format("a positive integer, got {}", l.global_batch));
+    l.global_batch = r.stated_positive("global_batch");  // 0: not stated (one micro-batch a DP rank, or from the measurement)
     l.seq_len = r.integer("seq_len", l.seq_len);
     const int64_t zero = r.integer("zero", 1);
     if (zero < 0 || zero > 3) throw ConfigError(r.at("zero"), fmt::format("0, 1, 2 or 3, got {}", zero));
