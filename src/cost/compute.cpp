@@ -204,6 +204,11 @@ struct LayerParts {
         add();
         if (replayed) replay.add(g.since(before));
     }
+    /// Element-wise traffic of `elems` elements read + written; replayed too when its module is recomputed.
+    void elementwise(double elems, bool replayed) {
+        act_elems += elems;
+        if (replayed) replay_elems += elems;
+    }
 };
 
 /// Attention projections (GEMMs), Megatron's column/row-parallel split over tp, and the rotary embedding.
@@ -228,11 +233,8 @@ void attention_projections(LayerParts& x) {
                      static_cast<double>(a.kv_lora_rank));
         });
         add_gemm(x.g, c, p, T, h, vw / tp);
-        if (quantizes(p)) {  // the up-projections' latent inputs; the down-projections share the layer's input's cast
-            const double cast = kCastElems * T * ((a.q_lora_rank > 0 ? qin : 0.0) + static_cast<double>(a.kv_lora_rank));
-            x.act_elems += cast;
-            if (up) x.replay_elems += cast;
-        }
+        if (quantizes(p))  // the up-projections' latent inputs; the down-projections share the layer's input's cast
+            x.elementwise(kCastElems * T * ((a.q_lora_rank > 0 ? qin : 0.0) + static_cast<double>(a.kv_lora_rank)), up);
     } else {
         const double kv_local = std::max(kw / tp, static_cast<double>(m.head_dim));  // kv heads replicate when g < tp
         add_gemm(x.g, c, p, T, qw / tp + 2.0 * kv_local, h);
@@ -254,14 +256,9 @@ void mlp_gemms(LayerParts& x, double tokens, double ffn_local, double in_local, 
         add_gemm(x.g, x.c, p, tokens, mlp_width(x.m, ffn_local), in_local, count, scale, together);
         add_gemm(x.g, x.c, p, tokens, in_local, ffn_local, count, scale, together);
     });
-    const double act = tokens * count * ffn_local * (x.m.mlp == MlpKind::swiglu ? 3.0 : 2.0);
-    x.act_elems += act;
-    if (replay_all || replay_act) x.replay_elems += act;
-    if (quantizes(p)) {  // each GEMM's input cast to its 8- or 4-bit copy: x for the first, the activation for the second
-        const double cast = kCastElems * tokens * count * (in_local + ffn_local);
-        x.act_elems += cast;
-        if (replay_all) x.replay_elems += cast;
-    }
+    x.elementwise(tokens * count * ffn_local * (x.m.mlp == MlpKind::swiglu ? 3.0 : 2.0), replay_all || replay_act);
+    if (quantizes(p))  // each GEMM's input cast to its 8- or 4-bit copy: x for the first, the activation for the second
+        x.elementwise(kCastElems * tokens * count * (in_local + ffn_local), replay_all);
 }
 
 /// A pass of a layer whose kernels take `gpu_s` on the GPU and `host_s` to issue (docs/model.md §4): the
@@ -304,8 +301,7 @@ void mlp_block(LayerParts& x, bool moe_layer) {
               recomputes(l, RecomputeModule::moe_act), per_expert ? kConcurrentGemms : local_experts);
     // Launched one by one, each expert's GEMMs are the host's to issue: two forward, four backward.
     if (per_expert) x.expert_launches = local_experts;
-    x.act_elems += 4.0 * assign * h;  // permute and un-permute tokens around the experts
-    if (rc_moe) x.replay_elems += 4.0 * assign * h;
+    x.elementwise(4.0 * assign * h, rc_moe);  // permute and un-permute tokens around the experts
 }
 
 }  // namespace
@@ -343,8 +339,7 @@ LayerWork layer_work(const ModelSpec& m, const ClusterSpec& c, const Layout& l, 
         // attention's Θ(N²) HBM accesses, where flash keeps them on chip).
         const double scores = heads * queries * s;
         const double passes = 2.0 + (l.dropout ? 2.5 : 0.0);  // elements read + written per score
-        x.act_elems += scores * passes;
-        if (recomputes(l, RecomputeModule::core_attn)) x.replay_elems += scores * passes;
+        x.elementwise(scores * passes, recomputes(l, RecomputeModule::core_attn));
     }
 
     mlp_block(x, moe_layer);
