@@ -47,6 +47,19 @@ TEST(Collectives, TreeInsideADomainIsAChain) {
     EXPECT_NEAR(across.time_s, 48e-6 + 1.875 * 64e3 / 45e9 / 0.9, 1e-12);
 }
 
+// AWS's EFA at its 22 µs a step (hardware.h, kEfaScaleOutLatency_s): an 8-byte all-reduce over two
+// p5.48xlarge nodes, 16 H100 with NVLink SHARP inside each, is NVLS-tree: the in-switch all-reduce inside,
+// 25 µs + 8 / (0.6 · 450e9) ≈ 25 µs, then the tree across the two nodes, 2·⌈log2 2⌉ = 2 steps of 22 µs:
+// 69 µs, what nccl-tests measured there (aws/aws-k8s-tester PR #585); at InfiniBand's 6 µs, 37 µs.
+TEST(Collectives, EfaLatencyReadsNcclTestsOnTwoP5Nodes) {
+    Fabric f = fabric(true);
+    f.out_latency_s = 22e-6;
+    const auto efa = collective_time(Collective::all_reduce, 8, 16, 8, f);
+    EXPECT_STREQ(efa.algorithm, "nvls-tree");
+    EXPECT_NEAR(efa.time_s, 69e-6, 1e-8);
+    EXPECT_NEAR(collective_time(Collective::all_reduce, 8, 16, 8, fabric(true)).time_s, 37e-6, 1e-8);
+}
+
 TEST(Collectives, InSwitchBeatsRingForLargeBuffers) {
     // NVLS: 25 µs + 1e9 / (0.6 · 450e9) = 3.7287 ms < ring 4.889 ms.
     const auto c = collective_time(Collective::all_reduce, 1e9, 8, 8, fabric(true));

@@ -182,6 +182,31 @@ TEST(Io, MemoryStageFromTheFieldOrARankZeroNote) {
     EXPECT_NE(error_of(j).find("measured.memory_stage: expected an integer"), std::string::npos) << error_of(j);
 }
 
+// The network between nodes where the cluster's note names it: AWS's EFA takes its own per-step latency
+// (kEfaScaleOutLatency_s, 22 µs against the presets' 6 µs), unless the GPU object states one.
+TEST(Io, AnEfaNoteSetsTheScaleOutLatency) {
+    auto latency_us = [](const json& cluster) { return cluster_from_json(cluster, "cluster").gpu.scale_out_latency_s * 1e6; };
+    const json plain = {{"gpu", "h100-sxm"}, {"gpus", 16}};
+    EXPECT_NEAR(latency_us(plain), 6.0, 1e-9);
+    json efa = plain;
+    efa["interconnect_note"] = "8x H100 per node, NVLink within the node; AWS EFA between nodes (playbook text)";
+    EXPECT_NEAR(latency_us(efa), 22.0, 1e-9);
+    json stated = efa;
+    stated["gpu"] = {{"base", "h100-sxm"}, {"scale_out_latency_us", 9}};
+    EXPECT_NEAR(latency_us(stated), 9.0, 1e-9);
+    json preset = {{"preset", "dgx-h100"}, {"interconnect_note", "p5.48xlarge, EFAv2"}};
+    EXPECT_NEAR(latency_us(preset), 22.0, 1e-9);
+    json other = plain;
+    other["interconnect_note"] = "intra-node: NVLink4 [system default; not stated in the row]; inter-node: 1600 Gbps RoCE";
+    EXPECT_NEAR(latency_us(other), 6.0, 1e-9);
+    EXPECT_TRUE(names_efa("efa"));
+    EXPECT_TRUE(names_efa("AWS-EFA."));
+    EXPECT_TRUE(names_efa("EFAv3 (3200 Gbps)"));
+    EXPECT_FALSE(names_efa("system default"));
+    EXPECT_FALSE(names_efa("EFA2"));
+    EXPECT_FALSE(names_efa("EFAv"));
+    EXPECT_FALSE(names_efa(""));
+}
 
 TEST(Io, AnUnstatedBatchIsPlannedAsTheCaseSays) {
     // Stated: nothing to say.

@@ -244,12 +244,14 @@ TEST(Validation, UltraScaleReservedMemoryStaysWithinTheReachedBound) {
     EXPECT_LE(r.summary.memory.median_abs_error, 0.082);
     EXPECT_GE(r.summary.memory.mean_signed_error, -0.08);
     EXPECT_LE(double(r.summary.memory_under_10) / double(r.summary.memory.count), 0.36);
-    // 85.8 % of its 51,075 pairs since nanotron's pipeline across nodes holds each layer to tp × the eager
+    // 86.1 % of its 51,075 pairs since a cluster whose interconnect_note names AWS's EFA takes EFA's latency
+    // across nodes (22 µs a step against 6; docs/validation.md, "AWS EFA's latency"; 86.0 % at 20 µs, 86.2 %
+    // at 35, 86.0 % at 75). 85.8 % since nanotron's pipeline across nodes holds each layer to tp × the eager
     // layer's launch cost (pipeline_pacing; the throughput median 94 → 21 %: its form is read from these
     // runs, its 3 ms is the host's sourced figure; docs/validation.md, "nanotron's pipeline engine"); 82.2 %
     // before; 82.0 % of its 50,932 pairs since reduce-scatter and all-gather across nodes are rings (81.8 % before; 81.7 % before nanotron's gradient accumulation pass; 80.3 % with the host's launch cost fitted and added in full, 81 % before
     // the H100 96GB preset's peak moved Hopper's refit; 75.9 % before attention's kernel classes).
-    EXPECT_GE(r.summary.ranking.share(), 0.855);
+    EXPECT_GE(r.summary.ranking.share(), 0.858);
     EXPECT_LE(r.summary.median_abs_error, 0.22);
     // 85 % of the runs inside their plan's 80 % range (994 of 1,171) since nanotron's bands, within one node
     // and across nodes, come from these runs (in sample for them: a band built from half of them, drawn at

@@ -84,6 +84,15 @@ struct ClusterSpec {
 /// Throws ConfigError("cluster.gpus", ...) and the like on non-positive or inconsistent values.
 void validate_cluster(const ClusterSpec& c, const std::string& path = "cluster");
 
+/// Per-step latency of AWS's Elastic Fabric Adapter between nodes: 22 µs, at which the collective model
+/// (collectives.h) reads nccl-tests' 69 µs for an 8-byte all-reduce over two p5.48xlarge nodes of 8 H100
+/// (aws/aws-k8s-tester PR #585, 2025: 25 µs in-switch inside each node + 2 tree steps across), against
+/// the presets' 6 µs, InfiniBand's (docs/hardware.md). A cluster whose note names EFA takes it.
+inline constexpr double kEfaScaleOutLatency_s = 22e-6;
+/// Whether a cluster's free-text interconnect note names AWS's EFA: the word "EFA", or "EFAv2" and the
+/// like, in any case ("default" does not).
+bool names_efa(const std::string& note);
+
 /// The fitted defaults of a GPU generation ("ampere", "hopper", "blackwell", "cdna3", ...).
 Efficiency default_efficiency(const std::string& generation);
 /// The generations default_efficiency knows ("volta", "ampere", "hopper", ...); a GPU of any other is refused.

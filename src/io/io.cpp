@@ -353,7 +353,10 @@ ClusterSpec cluster_from_json(const json& j, const std::string& path) {
     c.gpus = base ? r.integer("gpus", c.gpus) : r.required_integer("gpus");
     c.gpus_per_node = r.integer("gpus_per_node", c.gpus_per_node);
     c.scale_up_domain = r.integer("scale_up_domain", c.scale_up_domain);
-    r.string("interconnect_note", "");
+    // The network between nodes, where the note names it (the case format's only field for it): AWS's EFA
+    // takes its own latency, unless the GPU object states one.
+    const bool latency_stated = r.has("gpu") && r.raw("gpu").is_object() && r.raw("gpu").contains("scale_out_latency_us");
+    if (names_efa(r.string("interconnect_note", "")) && !latency_stated) c.gpu.scale_out_latency_s = kEfaScaleOutLatency_s;
     if (r.has("efficiency")) c.gpu.eff = efficiency_from_json(r.raw("efficiency"), c.gpu.eff, r.at("efficiency"));
     validate_cluster(c, path);
     return c;

@@ -2,6 +2,8 @@
 
 #include "shardplan/constants.h"
 
+#include <cctype>
+
 #include <fmt/format.h>
 
 #include "shardplan/error.h"
@@ -18,6 +20,22 @@ double GpuSpec::peak_flops(Precision p) const {
             return peak_4_flops > 0 ? peak_4_flops : (peak_8_flops > 0 ? peak_8_flops : peak_16_flops);
     }
     return peak_16_flops;
+}
+
+bool names_efa(const std::string& note) {
+    const std::string s = ascii_lower(note);
+    auto alnum = [&](size_t i) { return i < s.size() && std::isalnum(static_cast<unsigned char>(s[i])) != 0; };
+    auto digit = [&](size_t i) { return i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])) != 0; };
+    for (size_t at = s.find("efa"); at != std::string::npos; at = s.find("efa", at + 1)) {
+        if (at > 0 && alnum(at - 1)) continue;
+        size_t end = at + 3;
+        if (end < s.size() && s[end] == 'v' && digit(end + 1)) {  // "EFAv2": the adapter's generation
+            ++end;
+            while (digit(end)) ++end;
+        }
+        if (!alnum(end)) return true;
+    }
+    return false;
 }
 
 std::optional<std::string> GpuSpec::precision_problem(Precision p) const {
