@@ -206,6 +206,21 @@ TEST(Io, AnEfaNoteSetsTheScaleOutLatency) {
     EXPECT_FALSE(names_efa("EFA2"));
     EXPECT_FALSE(names_efa("EFAv"));
     EXPECT_FALSE(names_efa(""));
+    // The preset of AWS's p5 nodes: the same GPUs as dgx-h100, EFA's latency, so a TP group across its
+    // nodes pays more a step (Llama 3 70B at TP 16 over two nodes, DP 4: 22.9 against 19.2 s, each of its
+    // 15-step rings 15 · 16 µs slower, a dozen a layer and micro-batch with the recomputation).
+    EXPECT_NEAR(preset_cluster("aws-p5").gpu.scale_out_latency_s, kEfaScaleOutLatency_s, 1e-15);
+    Layout l;
+    l.tp = 16;
+    l.dp = 4;
+    l.global_batch = 64;
+    l.seq_len = 8192;
+    l.recompute = Recompute::full;
+    ClusterSpec p5 = preset_cluster("aws-p5"), dgx = preset_cluster("dgx-h100");
+    p5.gpus = dgx.gpus = 64;
+    const Plan on_p5 = evaluate(preset_model("llama3-70b"), p5, l), on_dgx = evaluate(preset_model("llama3-70b"), dgx, l);
+    ASSERT_FALSE(on_p5.rejection);
+    EXPECT_GT(on_p5.time.step_s, on_dgx.time.step_s);
 }
 
 TEST(Io, AnUnstatedBatchIsPlannedAsTheCaseSays) {

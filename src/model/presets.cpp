@@ -192,6 +192,10 @@ std::vector<ClusterSpec> cluster_presets() {
     add("dgx-b200", "b200", 1024);
     add("gb200-nvl72", "gb200", 1152);
     add("gb300-nvl72", "gb300", 1152);
+    // AWS p5.48xlarge: 8 H100 SXM and 32 EFA adapters of 100 Gb/s (50 GB/s a GPU, the preset's NIC
+    // rate), at EFA's latency (hardware.h).
+    add("aws-p5", "h100-sxm", 1024);
+    out.back().gpu.scale_out_latency_s = kEfaScaleOutLatency_s;
     for (const GpuSpec& g : gpu_presets()) add(g.id.c_str(), g.id.c_str(), 1024);
     return out;
 }
