@@ -1,7 +1,7 @@
 // How validate compares a prediction with what a run measured: the measured part never read while
-// predicting, a run without throughput still counted as a false OOM, the ranking of same-job pairs, memory
-// against the figure of its kind and its rank's stage, throughput against the plan's 80 % range
-// (validate.h). The published runs' reached bounds are validation_test.cpp's.
+// predicting, a run without throughput still counted as a false OOM, the ranking of same-job pairs and the
+// first choice of each job, memory against the figure of its kind and its rank's stage, throughput
+// against the plan's 80 % range (validate.h). The published runs' reached bounds are validation_test.cpp's.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -123,6 +123,55 @@ TEST(Validation, RankingSplitsPairsByHowFarApartTheirPredictionsAre) {
     st += st;
     EXPECT_EQ(st.pairs, 12);
     EXPECT_EQ(st.by_gap[3].ordered, 6);
+}
+
+// The first choice by hand. Job j: A measured 100 predicted 120, B 150 / 110, C 140 / 120: A and C tie as
+// predicted and the tie takes the slower measured, A, where B ran fastest: 1 − 100/150 = 33.3 % short.
+// Job k: A 200 / 210, B 195 / 205: the pick is the fastest (0). Job l: one layout twice, no choice to
+// make. Job m: A 100 / 100, B 104 / 90: 1 − 100/104 = 3.85 % short, within 5 %. A run with no
+// measured throughput is left out. Three jobs, one best, two within 5 %; median 3.85 %, mean
+// (33.33 + 0 + 3.85) / 3 = 12.39 %, worst 33.3 % (jA, where jB ran fastest).
+TEST(Validation, FirstChoiceIsTheRunPredictedFastestAgainstTheFastestMeasured) {
+    auto run = [](const char* id, const char* job, const char* layout, double measured, double predicted) {
+        CaseResult r;
+        r.id = id;
+        r.job = job;
+        r.layout = layout;
+        r.measured_tokens_per_s_per_gpu = measured;
+        r.tokens_per_s_per_gpu = predicted;
+        r.throughput_error = (predicted - measured) / measured;
+        return r;
+    };
+    std::vector<CaseResult> runs = {run("jA", "j", "A", 100, 120), run("jB", "j", "B", 150, 110), run("jC", "j", "C", 140, 120),
+                                    run("kA", "k", "A", 200, 210), run("kB", "k", "B", 195, 205),
+                                    run("lD", "l", "D", 300, 100), run("lD2", "l", "D", 280, 90),
+                                    run("mA", "m", "A", 100, 100), run("mB", "m", "B", 104, 90)};
+    CaseResult unmeasured = run("mC", "m", "C", 1, 500);
+    unmeasured.measured_tokens_per_s_per_gpu.reset();
+    unmeasured.throughput_error.reset();
+    runs.push_back(unmeasured);
+    std::vector<const CaseResult*> ptrs;
+    for (const CaseResult& r : runs) ptrs.push_back(&r);
+    const FirstChoiceStats st = first_choice_stats(ptrs);
+    EXPECT_EQ(st.jobs, 3);
+    EXPECT_EQ(st.best, 1);
+    EXPECT_EQ(st.within_5, 2);
+    EXPECT_NEAR(st.median_shortfall, 1.0 - 100.0 / 104.0, 1e-12);
+    EXPECT_NEAR(st.mean_shortfall, ((1.0 - 100.0 / 150.0) + 0.0 + (1.0 - 100.0 / 104.0)) / 3.0, 1e-12);
+    EXPECT_NEAR(st.worst_shortfall, 1.0 / 3.0, 1e-12);
+    EXPECT_EQ(st.worst_pick, "jA");
+    EXPECT_EQ(st.worst_best, "jB");
+    const json j = first_choice_json(st);
+    EXPECT_EQ(j["within_5_pct"].get<int64_t>(), 2);
+    EXPECT_EQ(j["worst_pick"].get<std::string>(), "jA");
+    EXPECT_EQ(format_first_choice(st),
+              "first choice: in 1 of 3 jobs the layout predicted fastest is the fastest measured, in 2 within 5 % of it; "
+              "a median 3.8 % (mean 12.4 %) below the fastest, at worst 33.3 % (jA, where jB ran fastest)");
+    // No job with a choice: nothing to say, and no ids.
+    const FirstChoiceStats none = first_choice_stats({ptrs[5], ptrs[6]});
+    EXPECT_EQ(none.jobs, 0);
+    EXPECT_EQ(format_first_choice(none), "");
+    EXPECT_TRUE(first_choice_json(none)["worst_pick"].is_null());
 }
 
 // Measured memory is compared with the predicted figure of its kind (allocated < reserved < device).

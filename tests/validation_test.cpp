@@ -224,6 +224,9 @@ TEST(Validation, VTrainRankingAndRangesStayWithinTheReachedBounds) {
     EXPECT_LE(double(r.summary.in_range) / double(r.summary.predicted), 0.92);
     EXPECT_LE(r.summary.median_abs_error, 0.08);
     EXPECT_LE(r.summary.p90_abs_error, 0.19);
+    // The first choice: in each of its 24 jobs the layout predicted fastest is the fastest measured.
+    EXPECT_EQ(r.summary.first_choice.jobs, 24);
+    EXPECT_GE(r.summary.first_choice.within_5, 23);
 }
 
 TEST(Validation, UltraScaleReservedMemoryStaysWithinTheReachedBound) {
@@ -262,6 +265,14 @@ TEST(Validation, UltraScaleReservedMemoryStaysWithinTheReachedBound) {
     // carries").
     EXPECT_GE(double(r.summary.in_range) / double(r.summary.predicted), 0.75);
     EXPECT_LE(double(r.summary.in_range) / double(r.summary.predicted), 0.92);
+    // The first choice, where the ranking's pairs do not say it: of its 16 jobs (model × GPU count), the
+    // layout predicted fastest is the fastest measured in 5 and within 5 % of it in 8, a median 5.4 %
+    // (mean 23 %) short. The misses: at 128-512 GPUs the two small models' picks are DP 128-256 across
+    // nodes of EFA, measured 24-85 % below their job's fastest, and the 80B model on 64 GPUs picks a
+    // pipeline measured at a third of TP 16's (docs/validation.md, "The first choice").
+    EXPECT_EQ(r.summary.first_choice.jobs, 16);
+    EXPECT_GE(r.summary.first_choice.within_5, 8);
+    EXPECT_LE(r.summary.first_choice.median_shortfall, 0.055);
 }
 
 // BigScience's search for BLOOM's layout (examples/validation/bigscience_tr11_search.json, in the repository,
@@ -288,6 +299,9 @@ TEST(Validation, BigScienceLayoutSearchStaysWithinTheReachedBounds) {
     EXPECT_LE(r.summary.median_abs_error, 0.195);
     EXPECT_LE(r.summary.p90_abs_error, 0.281);
     EXPECT_GE(r.summary.ranking.share(), 0.88);
+    // Its 10 jobs' first choices: the fastest measured in 7, every one within 5 % of it (2.0 % at worst).
+    EXPECT_EQ(r.summary.first_choice.jobs, 10);
+    EXPECT_EQ(r.summary.first_choice.within_5, 10);
     EXPECT_LE(r.summary.memory.median_abs_error, 0.07);
     // 34 of 40 inside their plan's 80 % range since Megatron-DeepSpeed's band across nodes is theirs (in
     // sample: from vTrain's single-node runs alone, 1 of 40; none before, from Megatron-LM's A100 runs).
@@ -328,6 +342,9 @@ TEST(Validation, SimuMaxB200RunsStayWithinTheReachedBounds) {
     EXPECT_LE(r.summary.median_abs_error, 0.065);
     EXPECT_LE(r.summary.p90_abs_error, 0.145);
     EXPECT_GE(r.summary.ranking.share(), 0.97);
+    // Its 7 jobs' first choices: the fastest measured in 6, all within 5 % of it (0.6 % at worst).
+    EXPECT_EQ(r.summary.first_choice.jobs, 7);
+    EXPECT_EQ(r.summary.first_choice.within_5, 7);
 }
 
 // One cluster's own runs, the workflow docs/validation.md ("Calibrating on your own cluster") describes:
@@ -449,4 +466,8 @@ TEST(Validation, LeaveOneSourceOutStaysWithinTheReachedBounds) {
     EXPECT_LE(l.throughput.median_abs_error, 0.047);
     EXPECT_LE(l.throughput.p90_abs_error, 0.165);
     EXPECT_GE(l.ranking.share(), 0.85);
+    // Held out, each job's first choice: the fastest measured in 6 of 11, within 5 % of it in 10; the
+    // miss is Megatron-Bridge's Qwen3-30B on 16 H100s, whose PP 2 run (26.02) measured half its prediction.
+    EXPECT_EQ(l.first_choice.jobs, 11);
+    EXPECT_GE(l.first_choice.within_5, 10);
 }

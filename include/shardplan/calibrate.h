@@ -112,17 +112,19 @@ struct HeldOutSource {
     std::string source;
     ErrorStats throughput;
     RankingStats ranking;
+    FirstChoiceStats first_choice;
 };
 struct LeaveOneSourceOut {
     std::vector<HeldOutSource> sources;  // by name
     std::vector<CaseResult> cases;       // each case predicted with the constants fitted without its source
     ErrorStats throughput;               // over every held-out prediction
     RankingStats ranking;
+    FirstChoiceStats first_choice;
 };
 /// `threads` = 0: one per hardware thread (the sources are fitted in parallel; the result does not
 /// depend on it).
 LeaveOneSourceOut leave_one_source_out(const std::vector<Case>& cases, int threads = 0);
-/// {"median_abs_error", "p90_abs_error", "mean_signed_error", "count", "ranking": {...},
+/// {"median_abs_error", "p90_abs_error", "mean_signed_error", "count", "ranking": {...}, "first_choice": {...},
 ///  "by_source": {NAME: {... the same}}}
 json loso_to_json(const LeaveOneSourceOut& r);
 /// The terminal table: each source held out, then all held-out predictions together.

@@ -75,6 +75,27 @@ struct RankingStats : RankingCount {
 /// The ranking of the cases' predictions (only cases with a prediction and a measured throughput count).
 RankingStats ranking_stats(const std::vector<const CaseResult*>& cases);
 
+/// The first choice, what a user following the planner would have run: for each job (as for ranking)
+/// with two layouts or more, the run predicted fastest against the fastest measured. Its shortfall is
+/// 1 − measured(pick) / measured(best); between runs predicted alike it takes the slowest measured, so
+/// a predicted tie never flatters. Jobs never span sources, so held-out sources pool by concatenation.
+struct FirstChoiceStats {
+    int64_t jobs = 0;      // jobs with two distinct layouts or more, each run measured and predicted
+    int64_t best = 0;      // the pick is the fastest measured run of its job
+    int64_t within_5 = 0;  // its shortfall is 5 % or less
+    double median_shortfall = 0, mean_shortfall = 0;
+    double worst_shortfall = 0;
+    std::string worst_pick, worst_best;  // case ids: the pick and the fastest run of the job it fell shortest in
+};
+FirstChoiceStats first_choice_stats(const std::vector<const CaseResult*>& cases);
+/// {"jobs", "best", "within_5_pct", "median_shortfall", "mean_shortfall", "worst_shortfall",
+///  "worst_pick", "worst_best"} (the ids null without jobs).
+json first_choice_json(const FirstChoiceStats& s);
+/// "first choice: in 5 of 16 jobs the layout predicted fastest is the fastest measured, in 8 within 5 % of
+/// it; a median 5.4 % (mean 23.2 %) below the fastest, at worst 84.9 % (ID, where ID ran fastest)"; empty
+/// without jobs.
+std::string format_first_choice(const FirstChoiceStats& s);
+
 struct ValidationSummary {
     int64_t cases = 0;
     int64_t predicted = 0;    // cases with a prediction and a measured throughput
@@ -92,6 +113,8 @@ struct ValidationSummary {
     std::map<std::string, ErrorStats> by_source, by_gpu, by_kind;
     RankingStats ranking;
     std::map<std::string, RankingStats> ranking_by_source;
+    FirstChoiceStats first_choice;
+    std::map<std::string, FirstChoiceStats> first_choice_by_source;
     int64_t in_range = 0;  // predicted cases whose measured throughput lies within the plan's 80 % range
 };
 

@@ -355,7 +355,7 @@ LeaveOneSourceOut leave_one_source_out(const std::vector<Case>& cases, int threa
             abs.push_back(std::fabs(*r.throughput_error));
             sgn.push_back(*r.throughput_error);
         }
-        out.sources.push_back({sources[s], error_stats(abs, sgn), ranking_stats(ptrs)});
+        out.sources.push_back({sources[s], error_stats(abs, sgn), ranking_stats(ptrs), first_choice_stats(ptrs)});
         abs_all.insert(abs_all.end(), abs.begin(), abs.end());
         sgn_all.insert(sgn_all.end(), sgn.begin(), sgn.end());
     }
@@ -364,21 +364,25 @@ LeaveOneSourceOut leave_one_source_out(const std::vector<Case>& cases, int threa
     out.throughput = error_stats(abs_all, sgn_all);
     // Ranking pairs never span sources (a job is one source's), so the pooled ranking is the sum.
     for (const HeldOutSource& h : out.sources) out.ranking += h.ranking;
+    std::vector<const CaseResult*> all;
+    for (const CaseResult& r : out.cases) all.push_back(&r);
+    out.first_choice = first_choice_stats(all);
     return out;
 }
 
 namespace {
-json held_json(const ErrorStats& e, const RankingStats& r) {
+json held_json(const ErrorStats& e, const RankingStats& r, const FirstChoiceStats& f) {
     json j = stats_json(e);
     j["ranking"] = ranking_json(r);
+    j["first_choice"] = first_choice_json(f);
     return j;
 }
 }  // namespace
 
 json loso_to_json(const LeaveOneSourceOut& r) {
-    json j = held_json(r.throughput, r.ranking);
+    json j = held_json(r.throughput, r.ranking, r.first_choice);
     j["by_source"] = json::object();
-    for (const HeldOutSource& h : r.sources) j["by_source"][h.source] = held_json(h.throughput, h.ranking);
+    for (const HeldOutSource& h : r.sources) j["by_source"][h.source] = held_json(h.throughput, h.ranking, h.first_choice);
     // Each held-out prediction's residual and class: what tools/fit_ranges.py builds the ranges from.
     j["cases"] = json::array();
     for (const CaseResult& c : r.cases)
@@ -402,6 +406,7 @@ std::string format_loso(const LeaveOneSourceOut& r) {
     };
     for (const HeldOutSource& h : r.sources) row(h.source, h.throughput, h.ranking);
     row("all held out", r.throughput, r.ranking);
+    if (r.first_choice.jobs > 0) out += format_first_choice(r.first_choice) + "\n";
     return out;
 }
 

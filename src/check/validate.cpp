@@ -206,6 +206,45 @@ RankingStats ranking_stats(const std::vector<const CaseResult*>& cases) {
     return st;
 }
 
+FirstChoiceStats first_choice_stats(const std::vector<const CaseResult*>& cases) {
+    std::map<std::string, std::vector<const CaseResult*>> jobs;
+    for (const CaseResult* c : cases)
+        if (c->throughput_error && c->measured_tokens_per_s_per_gpu && *c->measured_tokens_per_s_per_gpu > 0)
+            jobs[c->job].push_back(c);
+    FirstChoiceStats st;
+    std::vector<double> shortfalls;
+    for (const auto& [job, runs] : jobs) {
+        const bool layouts_differ = std::any_of(runs.begin(), runs.end(), [&](const CaseResult* r) { return r->layout != runs[0]->layout; });
+        if (!layouts_differ) continue;
+        const CaseResult* best = runs[0];
+        const CaseResult* pick = runs[0];
+        for (const CaseResult* r : runs) {
+            if (*r->measured_tokens_per_s_per_gpu > *best->measured_tokens_per_s_per_gpu) best = r;
+            if (r->tokens_per_s_per_gpu > pick->tokens_per_s_per_gpu ||
+                (r->tokens_per_s_per_gpu == pick->tokens_per_s_per_gpu &&
+                 *r->measured_tokens_per_s_per_gpu < *pick->measured_tokens_per_s_per_gpu))
+                pick = r;
+        }
+        const double shortfall = 1.0 - *pick->measured_tokens_per_s_per_gpu / *best->measured_tokens_per_s_per_gpu;
+        ++st.jobs;
+        if (shortfall <= 0.0) ++st.best;
+        if (shortfall <= 0.05) ++st.within_5;
+        if (st.jobs == 1 || shortfall > st.worst_shortfall) {
+            st.worst_shortfall = shortfall;
+            st.worst_pick = pick->id;
+            st.worst_best = best->id;
+        }
+        shortfalls.push_back(shortfall);
+    }
+    if (!shortfalls.empty()) {
+        st.median_shortfall = quantile(shortfalls, 0.5);
+        double sum = 0;
+        for (double v : shortfalls) sum += v;
+        st.mean_shortfall = sum / double(shortfalls.size());
+    }
+    return st;
+}
+
 void RankingStats::add(bool in_order, double predicted_gap) {
     size_t bin = 0;
     while (bin + 1 < kRankingGapFrom.size() && predicted_gap >= kRankingGapFrom[bin + 1]) ++bin;
@@ -289,6 +328,9 @@ ValidationReport validate_cases(const CaseList& list) {
     s.ranking = ranking_stats(all_cases);
     for (const auto& [k, v] : per_source)
         if (const RankingStats st = ranking_stats(v); st.pairs > 0) s.ranking_by_source[k] = st;
+    s.first_choice = first_choice_stats(all_cases);
+    for (const auto& [k, v] : per_source)
+        if (const FirstChoiceStats st = first_choice_stats(v); st.jobs > 0) s.first_choice_by_source[k] = st;
     return rep;
 }
 
@@ -316,6 +358,23 @@ json ranking_json(const RankingStats& s) {
                         {"to", i + 1 < kRankingGapFrom.size() ? json(kRankingGapFrom[i + 1]) : json(nullptr)},
                         {"pairs", s.by_gap[i].pairs}, {"ordered", s.by_gap[i].ordered}, {"share", s.by_gap[i].share()}});
     return {{"pairs", s.pairs}, {"ordered", s.ordered}, {"share", s.share()}, {"by_predicted_gap", gaps}};
+}
+
+json first_choice_json(const FirstChoiceStats& s) {
+    auto id = [&](const std::string& v) { return s.jobs > 0 ? json(v) : json(nullptr); };
+    return {{"jobs", s.jobs}, {"best", s.best}, {"within_5_pct", s.within_5}, {"median_shortfall", s.median_shortfall},
+            {"mean_shortfall", s.mean_shortfall}, {"worst_shortfall", s.worst_shortfall},
+            {"worst_pick", id(s.worst_pick)}, {"worst_best", id(s.worst_best)}};
+}
+
+std::string format_first_choice(const FirstChoiceStats& s) {
+    if (s.jobs == 0) return "";
+    std::string out = fmt::format("first choice: in {} of {} jobs the layout predicted fastest is the fastest measured, in {} "
+                                  "within 5 % of it; a median {:.1f} % (mean {:.1f} %) below the fastest",
+                                  s.best, s.jobs, s.within_5, 100 * s.median_shortfall, 100 * s.mean_shortfall);
+    if (s.worst_shortfall > 0)
+        out += fmt::format(", at worst {:.1f} % ({}, where {} ran fastest)", 100 * s.worst_shortfall, s.worst_pick, s.worst_best);
+    return out;
 }
 
 json stats_json(const ErrorStats& s) {
@@ -357,6 +416,9 @@ json validation_to_json(const ValidationReport& r) {
     json ranking = ranking_json(s.ranking);
     ranking["by_source"] = json::object();
     for (const auto& [k, v] : s.ranking_by_source) ranking["by_source"][k] = ranking_json(v);
+    json first = first_choice_json(s.first_choice);
+    first["by_source"] = json::object();
+    for (const auto& [k, v] : s.first_choice_by_source) first["by_source"][k] = first_choice_json(v);
     return {{"cases", cases},
             {"summary",
              {{"cases", s.cases}, {"predicted", s.predicted}, {"unpredicted", s.unpredicted},
@@ -377,7 +439,7 @@ json validation_to_json(const ValidationReport& r) {
                }()},
               {"range", {{"cases", s.predicted}, {"inside", s.in_range},
                          {"share", s.predicted > 0 ? double(s.in_range) / double(s.predicted) : 0.0}}},
-              {"ranking", ranking}, {"by", by}}}};
+              {"ranking", ranking}, {"first_choice", first}, {"by", by}}}};
 }
 
 std::string format_validation(const ValidationReport& r, bool per_case) {
@@ -424,6 +486,7 @@ std::string format_validation(const ValidationReport& r, bool per_case) {
         out += s.ranking_by_source.size() > 1 ? " (" + by + ")\n" : "\n";
         out += "  by how far apart the two predictions are:" + format_ranking_gaps(s.ranking) + "\n";
     }
+    if (s.first_choice.jobs > 0) out += format_first_choice(s.first_choice) + "\n";
     if (s.memory.count > 0) {
         out += fmt::format("memory, {} cases with a measurement: median {:.1f} %, p90 {:.1f} %, mean signed {:+.1f} %; "
                            "{} ({:.0f} %) measured more than 10 % above the prediction\n",
