@@ -13,6 +13,20 @@
 
 using namespace shardplan;
 
+namespace {
+// A run as validate scores it: its job, its layout as planned, measured and predicted tokens/s per GPU.
+CaseResult scored_run(const char* id, const char* job, const char* layout, double measured, double predicted) {
+    CaseResult r;
+    r.id = id;
+    r.job = job;
+    r.layout = layout;
+    r.measured_tokens_per_s_per_gpu = measured;
+    r.tokens_per_s_per_gpu = predicted;
+    r.throughput_error = (predicted - measured) / measured;
+    return r;
+}
+}  // namespace
+
 TEST(Validation, MeasuredPartIsNeverReadWhilePredicting) {
     Case c;
     c.model = preset_model("llama3-8b");
@@ -61,13 +75,7 @@ TEST(Validation, ARunWithoutThroughputStillCountsAsAFalseOom) {
 // another job add no pair.
 TEST(Validation, RankingCountsSameJobPairsMoreThanFivePercentApart) {
     auto run = [](const char* job, const char* layout, double measured, double predicted) {
-        CaseResult r;
-        r.job = job;
-        r.layout = layout;
-        r.measured_tokens_per_s_per_gpu = measured;
-        r.tokens_per_s_per_gpu = predicted;
-        r.throughput_error = (predicted - measured) / measured;
-        return r;
+        return scored_run("", job, layout, measured, predicted);
     };
     const std::vector<CaseResult> runs = {run("j", "A", 100, 105), run("j", "B", 110, 100), run("j", "C", 200, 190),
                                           run("j", "C", 180, 150),  // C again: no pair with C
@@ -93,15 +101,7 @@ TEST(Validation, RankingCountsSameJobPairsMoreThanFivePercentApart) {
 // A-C 8 % (against), A-D 50 %, B-D 45.6 %, C-D 38.9 % (all three in order). So under 5 %: 1 of 2;
 // 5–10 %: 0 of 1; 10–20 %: none; 20 % or more: 3 of 3; in all 4 of 6.
 TEST(Validation, RankingSplitsPairsByHowFarApartTheirPredictionsAre) {
-    auto run = [](const char* layout, double measured, double predicted) {
-        CaseResult r;
-        r.job = "j";
-        r.layout = layout;
-        r.measured_tokens_per_s_per_gpu = measured;
-        r.tokens_per_s_per_gpu = predicted;
-        r.throughput_error = (predicted - measured) / measured;
-        return r;
-    };
+    auto run = [](const char* layout, double measured, double predicted) { return scored_run("", "j", layout, measured, predicted); };
     const std::vector<CaseResult> runs = {run("A", 100, 100), run("B", 120, 103), run("C", 90, 108), run("D", 200, 150)};
     std::vector<const CaseResult*> ptrs;
     for (const CaseResult& r : runs) ptrs.push_back(&r);
@@ -132,16 +132,7 @@ TEST(Validation, RankingSplitsPairsByHowFarApartTheirPredictionsAre) {
 // measured throughput is left out. Three jobs, one best, two within 5 %; median 3.85 %, mean
 // (33.33 + 0 + 3.85) / 3 = 12.39 %, worst 33.3 % (jA, where jB ran fastest).
 TEST(Validation, FirstChoiceIsTheRunPredictedFastestAgainstTheFastestMeasured) {
-    auto run = [](const char* id, const char* job, const char* layout, double measured, double predicted) {
-        CaseResult r;
-        r.id = id;
-        r.job = job;
-        r.layout = layout;
-        r.measured_tokens_per_s_per_gpu = measured;
-        r.tokens_per_s_per_gpu = predicted;
-        r.throughput_error = (predicted - measured) / measured;
-        return r;
-    };
+    const auto run = scored_run;
     std::vector<CaseResult> runs = {run("jA", "j", "A", 100, 120), run("jB", "j", "B", 150, 110), run("jC", "j", "C", 140, 120),
                                     run("kA", "k", "A", 200, 210), run("kB", "k", "B", 195, 205),
                                     run("lD", "l", "D", 300, 100), run("lD2", "l", "D", 280, 90),

@@ -185,13 +185,20 @@ ErrorStats error_stats(std::vector<double> abs_errors, const std::vector<double>
     return s;
 }
 
-RankingStats ranking_stats(const std::vector<const CaseResult*>& cases) {
+namespace {
+// The runs of each job that were predicted and measured (ranking and first choice compare only those).
+std::map<std::string, std::vector<const CaseResult*>> measured_jobs(const std::vector<const CaseResult*>& cases) {
     std::map<std::string, std::vector<const CaseResult*>> jobs;
     for (const CaseResult* c : cases)
         if (c->throughput_error && c->measured_tokens_per_s_per_gpu && *c->measured_tokens_per_s_per_gpu > 0)
             jobs[c->job].push_back(c);
+    return jobs;
+}
+}  // namespace
+
+RankingStats ranking_stats(const std::vector<const CaseResult*>& cases) {
     RankingStats st;
-    for (const auto& [job, runs] : jobs)
+    for (const auto& [job, runs] : measured_jobs(cases))
         for (size_t i = 0; i < runs.size(); ++i)
             for (size_t k = i + 1; k < runs.size(); ++k) {
                 const CaseResult& a = *runs[i];
@@ -207,13 +214,9 @@ RankingStats ranking_stats(const std::vector<const CaseResult*>& cases) {
 }
 
 FirstChoiceStats first_choice_stats(const std::vector<const CaseResult*>& cases) {
-    std::map<std::string, std::vector<const CaseResult*>> jobs;
-    for (const CaseResult* c : cases)
-        if (c->throughput_error && c->measured_tokens_per_s_per_gpu && *c->measured_tokens_per_s_per_gpu > 0)
-            jobs[c->job].push_back(c);
     FirstChoiceStats st;
     std::vector<double> shortfalls;
-    for (const auto& [job, runs] : jobs) {
+    for (const auto& [job, runs] : measured_jobs(cases)) {
         const bool layouts_differ = std::any_of(runs.begin(), runs.end(), [&](const CaseResult* r) { return r->layout != runs[0]->layout; });
         if (!layouts_differ) continue;
         const CaseResult* best = runs[0];
