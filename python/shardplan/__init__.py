@@ -127,7 +127,7 @@ def trace(model=None, cluster=None, gpus=None, **layout):
 
 def validate(path):
     """Published runs in the case format predicted and compared: a list of one flat dict per case, with
-    the whole report (summary, ranking, memory by kind) on the list's ``raw``."""
+    the whole report (summary, ranking, first choice, memory by kind) on the list's ``raw``."""
     if not isinstance(path, str):
         raise ValueError("path: expected a path to a JSON array of cases")
     raw = _call(_native.validate(path))

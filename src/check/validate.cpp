@@ -217,8 +217,9 @@ FirstChoiceStats first_choice_stats(const std::vector<const CaseResult*>& cases)
     FirstChoiceStats st;
     std::vector<double> shortfalls;
     for (const auto& [job, runs] : measured_jobs(cases)) {
-        const bool layouts_differ = std::any_of(runs.begin(), runs.end(), [&](const CaseResult* r) { return r->layout != runs[0]->layout; });
-        if (!layouts_differ) continue;
+        // Not `runs` itself in the lambda: clang 14, which builds the static site, cannot capture a structured binding.
+        const std::string& first_layout = runs[0]->layout;
+        if (std::all_of(runs.begin(), runs.end(), [&first_layout](const CaseResult* r) { return r->layout == first_layout; })) continue;
         const CaseResult* best = runs[0];
         const CaseResult* pick = runs[0];
         for (const CaseResult* r : runs) {

@@ -104,6 +104,10 @@ def test_validate_returns_one_row_per_case():
     assert len(rows) == 10
     assert rows.summary["predicted"] == 10
     assert all(r["throughput_error"] is not None for r in rows)
+    # One layout a job in this file: no pair to rank and no first choice to make.
+    assert rows.summary["ranking"]["pairs"] == 0
+    assert rows.summary["first_choice"]["jobs"] == 0
+    assert rows.summary["first_choice"]["worst_pick"] is None
 
 
 def test_model_presets_and_trace():
