@@ -313,6 +313,7 @@ ClusterSpec cluster_from_json(const json& j, const std::string& path) {
     const bool base = r.has("preset");
     c.name = r.string("name", base ? c.name : "custom");
     if (!base) r.require("gpu");
+    bool latency_stated = false;  // the GPU object's own scale_out_latency_us, which an EFA note leaves alone
     if (r.has("gpu")) {
         const json& g = r.raw("gpu");
         if (g.is_string()) {
@@ -337,6 +338,7 @@ ClusterSpec cluster_from_json(const json& j, const std::string& path) {
             s.scale_out_Bps = x.number("scale_out_gbps", s.scale_out_Bps / 1e9) * 1e9;
             s.scale_up_latency_s = x.number("scale_up_latency_us", x.has("base") ? s.scale_up_latency_s * 1e6 : 2.0) * 1e-6;
             s.scale_out_latency_s = x.number("scale_out_latency_us", x.has("base") ? s.scale_out_latency_s * 1e6 : 6.0) * 1e-6;
+            latency_stated = x.has("scale_out_latency_us");
             s.in_switch_reduction = x.boolean("in_switch_reduction", s.in_switch_reduction);
             s.default_domain = x.integer("default_domain", s.default_domain);
             s.default_gpus_per_node = x.integer("gpus_per_node", s.default_gpus_per_node);
@@ -355,7 +357,6 @@ ClusterSpec cluster_from_json(const json& j, const std::string& path) {
     c.scale_up_domain = r.integer("scale_up_domain", c.scale_up_domain);
     // The network between nodes, where the note names it (the case format's only field for it): AWS's EFA
     // takes its own latency, unless the GPU object states one.
-    const bool latency_stated = r.has("gpu") && r.raw("gpu").is_object() && r.raw("gpu").contains("scale_out_latency_us");
     if (names_efa(r.string("interconnect_note", "")) && !latency_stated) c.gpu.scale_out_latency_s = kEfaScaleOutLatency_s;
     if (r.has("efficiency")) c.gpu.eff = efficiency_from_json(r.raw("efficiency"), c.gpu.eff, r.at("efficiency"));
     validate_cluster(c, path);
