@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "plan_helpers.h"
 #include "shardplan/comm.h"
 #include "shardplan/compute.h"
@@ -265,6 +267,22 @@ TEST(Plan, InterleavingShrinksTheBubble) {
     // The closed form for uniform stages: (pp − 1)·(F + B), here m = 64/8 = 8 micro-batches.
     const StageTimes& s = flat.stages[1].times;
     EXPECT_NEAR(flat.time.bubble_s, 7 * s.total(), 0.1 * flat.time.bubble_s);
+}
+
+// Under the interleaved schedule stage 0 holds pp + (pp − 1)/vpp micro-batches' worth of activations
+// (GPT-3 175B, TP8 · PP8 · VPP12: 8 + 7/12 = 8.583…); the report rounds it to two decimals.
+TEST(Plan, TheReportRoundsTheMicroBatchesInFlight) {
+    Layout l = layout(8, 8, 64, 1536, 2048);
+    l.vpp = 12;
+    l.schedule = Schedule::interleaved;
+    l.micro_batch = 1;
+    const Plan p = plan_of("gpt3-175b", "dgx-a100", 4096, l);
+    ASSERT_FALSE(p.rejection);
+    const double in_flight = p.stages[static_cast<size_t>(p.worst_memory_stage)].in_flight;
+    ASSERT_GT(std::abs(in_flight * 100 - std::round(in_flight * 100)), 1e-6);  // more than two decimals
+    const std::string text = format_plan(p, false);
+    const std::string want = fmt::format("backward, {:.4g} micro-batches in flight", std::round(in_flight * 100) / 100);
+    EXPECT_NE(text.find(want), std::string::npos) << text.substr(0, 600);
 }
 
 TEST(Plan, HugeClustersAndModelsStayFinite) {

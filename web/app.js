@@ -294,7 +294,7 @@ function renderMemory(p) {
   parts.push(el('line', { x1: cap, x2: cap, y1: 0, y2: H, stroke: '#dc2626', 'stroke-width': 2, id: 'capacity-line' }));
   svg.replaceChildren(...parts);
   svg.dataset.total = m.total_bytes;
-  const inFlight = p.stages[m.worst_stage]?.in_flight ?? 1;
+  const inFlight = Math.round((p.stages[m.worst_stage]?.in_flight ?? 1) * 100) / 100;  // interleaved: fractions of a chunk
   const moment = m.peak === 'loss' ? 'at a micro-batch\'s loss'
     : m.peak === 'optimizer' ? 'at the optimizer step (fp32 copies of its 16-bit gradients)'
     : `at a layer's backward, ${inFlight} micro-batch${inFlight === 1 ? '' : 'es'} in flight`;

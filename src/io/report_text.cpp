@@ -1,5 +1,7 @@
 // The terminal report: memory bar, per-axis traffic table, groups, time breakdown, throughput.
 // Colour only when asked (the CLI asks when stdout is a TTY); crossing groups are red.
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "shardplan/comm.h"
@@ -80,8 +82,8 @@ std::string format_plan(const Plan& p, bool color) {
     const std::string moment = p.memory.peak == PeakMoment::loss ? "at a micro-batch's loss"
                                : p.memory.peak == PeakMoment::optimizer
                                    ? "at the optimizer step (fp32 copies of its 16-bit gradients)"
-                                   : fmt::format("at a layer's backward, {:g} micro-batch{} in flight", in_flight,
-                                                 in_flight == 1.0 ? "" : "es");
+                                   : fmt::format("at a layer's backward, {:.4g} micro-batch{} in flight",
+                                                 std::round(in_flight * 100.0) / 100.0, in_flight == 1.0 ? "" : "es");
     line(st.bold(fmt::format("Memory per GPU · stage {} of {} (the fullest), {} · {}", p.worst_memory_stage, l.pp,
                              moment, p.memory_fits ? st.green("fits") : st.red("DOES NOT FIT"))));
     line("  " + memory_bar(p, st));
