@@ -82,7 +82,7 @@ std::string format_plan(const Plan& p, bool color) {
     const std::string moment = p.memory.peak == PeakMoment::loss ? "at a micro-batch's loss"
                                : p.memory.peak == PeakMoment::optimizer
                                    ? "at the optimizer step (fp32 copies of its 16-bit gradients)"
-                                   : fmt::format("at a layer's backward, {:.4g} micro-batch{} in flight",
+                                   : fmt::format("at a layer's backward, {} micro-batch{} in flight",
                                                  std::round(in_flight * 100.0) / 100.0, in_flight == 1.0 ? "" : "es");
     line(st.bold(fmt::format("Memory per GPU · stage {} of {} (the fullest), {} · {}", p.worst_memory_stage, l.pp,
                              moment, p.memory_fits ? st.green("fits") : st.red("DOES NOT FIT"))));
