@@ -137,7 +137,7 @@ std::vector<std::string> plan_findings(const Plan& p) {
     }
     // nanotron's pipeline engine with PyTorch's classic allocator near the card: the Ultra-Scale Playbook's
     // runs so planned (device figure 90 % of usable or more) ran 2.5-11.5x slower than planned, 12 of 14;
-    // at 88 % or less, as planned (docs/validation.md, "Memory"). Its size is not known: a warning.
+    // at 60-88 %, a median +3 % (docs/validation.md, "Memory"). Its size is not known: a warning.
     if (p.memory_fits && p.layout.pp > 1 && p.layout.pipeline_pacing == PipelinePacing::nanotron &&
         p.layout.allocator == Allocator::classic && p.memory.device_bytes() >= kAllocatorLimitShare * p.capacity_bytes) {
         out.push_back(fmt::format(
