@@ -330,11 +330,11 @@ ValidationReport validate_cases(const CaseList& list) {
         per_source[r.source].push_back(&r);
     }
     s.ranking = ranking_stats(all_cases);
-    for (const auto& [k, v] : per_source)
-        if (const RankingStats st = ranking_stats(v); st.pairs > 0) s.ranking_by_source[k] = st;
     s.first_choice = first_choice_stats(all_cases);
-    for (const auto& [k, v] : per_source)
+    for (const auto& [k, v] : per_source) {
+        if (const RankingStats st = ranking_stats(v); st.pairs > 0) s.ranking_by_source[k] = st;
         if (const FirstChoiceStats st = first_choice_stats(v); st.jobs > 0) s.first_choice_by_source[k] = st;
+    }
     return rep;
 }
 

@@ -78,12 +78,14 @@ std::string format_plan(const Plan& p, bool color) {
         return out;
     }
     line("");
-    const double in_flight = p.stages.empty() ? 1.0 : p.stages[static_cast<size_t>(p.worst_memory_stage)].in_flight;
+    // Rounded to two decimals once, for the figure and its plural alike (an interleaved stage holds fractions of one).
+    const double in_flight =
+        std::round((p.stages.empty() ? 1.0 : p.stages[static_cast<size_t>(p.worst_memory_stage)].in_flight) * 100.0) / 100.0;
     const std::string moment = p.memory.peak == PeakMoment::loss ? "at a micro-batch's loss"
                                : p.memory.peak == PeakMoment::optimizer
                                    ? "at the optimizer step (fp32 copies of its 16-bit gradients)"
-                                   : fmt::format("at a layer's backward, {} micro-batch{} in flight",
-                                                 std::round(in_flight * 100.0) / 100.0, in_flight == 1.0 ? "" : "es");
+                                   : fmt::format("at a layer's backward, {} micro-batch{} in flight", in_flight,
+                                                 in_flight == 1.0 ? "" : "es");
     line(st.bold(fmt::format("Memory per GPU · stage {} of {} (the fullest), {} · {}", p.worst_memory_stage, l.pp,
                              moment, p.memory_fits ? st.green("fits") : st.red("DOES NOT FIT"))));
     line("  " + memory_bar(p, st));
