@@ -3,11 +3,13 @@
 /// reserve) is fitted by coordinate descent with golden-section line searches, minimising the mean
 /// absolute log error of tokens/s per GPU, with a steeper slope for runs 16-50 % off (the tail that
 /// makes the p90), plus a penalty for runs predicted not to fit (they ran) and a pull towards the
-/// starting values so a handful of runs cannot drag a constant to an extreme.
+/// starting values so a handful of runs cannot drag a constant to an extreme. A cluster's measured
+/// per-GPU memory fits the allocator's share and the runtime beside it the same way (fit_memory).
 ///
 ///   FitResult f = fit_efficiency(cases, gpu.eff);
 ///   f.eff;                       // fitted constants
 ///   f.before.median_abs_error;   // on these runs, with the starting constants
+///   MemoryFit m = fit_memory(cases, f.eff);   // then the memory constants, from there
 #pragma once
 #include <map>
 #include <string>
@@ -79,6 +81,36 @@ std::vector<FitParam> generation_params(const std::string& generation);
 inline constexpr double kPriorWeight = 0.02;
 FitResult fit_efficiency(const std::vector<Case>& cases, const Efficiency& start, double prior_weight = kPriorWeight,
                          const std::vector<FitParam>& params = fit_params(), int min_sources = 1);
+
+/// The memory constants a cluster's own `calibrate` fits to the per-GPU memory its runs measured
+/// (docs/validation.md, "Calibrating on your own cluster"), in their plausible ranges: the classic
+/// caching allocator's share of the activations (`fragmentation`, reserved less allocated) and the
+/// runtime beside it (`reserve_gb`, the device figure less the reserved). A reserved reading moves the
+/// first, a device reading (nvidia-smi) both; an allocated reading neither, as no constant sets it.
+const std::vector<FitParam>& memory_fit_params();
+
+struct MemoryScore {
+    ErrorStats memory;      // runs with a measured memory, each against the predicted figure of its kind
+    int64_t under_10 = 0;   // of them, measured more than 10 % above the prediction
+    int64_t false_oom = 0;  // runs predicted not to fit (they ran)
+    int64_t runs = 0;       // runs planned
+};
+
+struct MemoryFit {
+    Efficiency eff;
+    MemoryScore before, after;
+    std::vector<std::string> unexercised;    // no run's memory or fit depends on it: kept at its start
+    std::vector<std::string> single_source;  // fewer than min_sources sources' runs do: kept as well
+    std::vector<std::string> at_bounds;      // fitted to an end of its plausible range: a model defect
+};
+
+/// Every case planned with `eff` as its GPU's constants, its memory compared as validate compares it.
+MemoryScore score_memory(const std::vector<Case>& cases, const Efficiency& eff);
+/// Fits memory_fit_params() to the cases' measured memory from `start` (which every case takes whole, as
+/// the one cluster's profile): mean |log(predicted/measured)|, half a point per run predicted not to fit,
+/// and the pull towards `start` of fit_efficiency. Deterministic.
+MemoryFit fit_memory(const std::vector<Case>& cases, const Efficiency& start, double prior_weight = kPriorWeight,
+                     int min_sources = 1);
 
 /// A run that presses a fitted constant against an end of its plausible range: its throughput error with
 /// the constants as fitted, and with that one constant a tenth of the range back inside. The runs whose

@@ -41,9 +41,11 @@ const Constant* find_constant(std::string_view key);
 /// Throws ConfigError(path + ".efficiency." + key, ...) for the first constant outside its valid range.
 void validate_efficiency(const Efficiency& e, const std::string& path);
 
-/// The fitted constants of `e` that sit at an end of their plausible fit range (within 0.5 % of the
-/// range): a fit pressed against a bound is absorbing a mechanism the model lacks, not measuring one.
-/// Constants named in `unexercised` (no run depends on them) are left out.
+/// Whether `k` of `e` sits at an end of its plausible fit range (within 0.5 % of the range): a fit pressed
+/// against a bound is absorbing a mechanism the model lacks, not measuring one.
+bool at_fit_bound(const Constant& k, const Efficiency& e);
+/// The fitted constants of `e` at_fit_bound. Constants named in `unexercised` (no run depends on them) are
+/// left out.
 std::vector<const Constant*> constants_at_bounds(const Efficiency& e, const std::vector<std::string>& unexercised = {});
 
 }  // namespace shardplan

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -16,19 +17,30 @@
 
 namespace shardplan {
 
+namespace {
+// A constant of the one table as a fit moves it: its plausible range in the field's units.
+FitParam fit_param(const Constant& k) {
+    Efficiency lo, hi;
+    k.from_json(lo, k.fit_lo);
+    k.from_json(hi, k.fit_hi);
+    return {k.key, k.field, lo.*k.field, hi.*k.field};
+}
+}  // namespace
+
 const std::vector<FitParam>& fit_params() {
-    // The fitted constants of the one table, in its order, their plausible ranges in the field's units.
+    // The fitted constants of the one table, in its order.
     static const std::vector<FitParam> v = [] {
         std::vector<FitParam> out;
-        for (const Constant& k : efficiency_constants()) {
-            if (!k.fitted) continue;
-            Efficiency lo, hi;
-            k.from_json(lo, k.fit_lo);
-            k.from_json(hi, k.fit_hi);
-            out.push_back({k.key, k.field, lo.*k.field, hi.*k.field});
-        }
+        for (const Constant& k : efficiency_constants())
+            if (k.fitted) out.push_back(fit_param(k));
         return out;
     }();
+    return v;
+}
+
+const std::vector<FitParam>& memory_fit_params() {
+    static const std::vector<FitParam> v = {fit_param(*find_constant("fragmentation")),
+                                            fit_param(*find_constant("reserve_gb"))};
     return v;
 }
 
@@ -97,6 +109,17 @@ double soft_hinge(double x) {
     return x > 20 * kWidth ? x : kWidth * std::log1p(std::exp(x / kWidth));
 }
 
+// How far `params` of `eff` are from `start`, each in units of its range, squared and summed: the pull
+// towards the start that `prior_weight` scales.
+double pull(const Efficiency& eff, const Efficiency& start, const std::vector<FitParam>& params) {
+    double sum = 0;
+    for (const FitParam& f : params) {
+        const double d = (eff.*(f.field) - start.*(f.field)) / (f.hi - f.lo);
+        sum += d * d;
+    }
+    return sum;
+}
+
 struct Eval {
     double loss = 0;  // mean |log(pred/meas)| + penalties
     FitScore score;
@@ -130,13 +153,65 @@ Eval evaluate_all(const std::vector<Case>& cases, const Efficiency& eff, const E
     }
     out.score.throughput = error_stats(abs_err, sgn_err);
     const double runs = std::max<double>(1.0, double(out.score.runs));
-    out.loss = (n > 0 ? log_sum / double(n) : 0.0) + 0.5 * double(out.score.false_oom) / runs;
-    for (const FitParam& f : params) {
-        const double range = f.hi - f.lo;
-        const double d = (eff.*(f.field) - start.*(f.field)) / range;
-        out.loss += prior * d * d;
-    }
+    out.loss = (n > 0 ? log_sum / double(n) : 0.0) + 0.5 * double(out.score.false_oom) / runs +
+               prior * pull(eff, start, params);
     return out;
+}
+
+// Coordinate descent from `eff` over `fitted`: each constant by a golden-section search of its range with
+// the others held, keeping only what improves `loss`; sweeps until one improves it by less than 1e-7 (at
+// most 12).
+Efficiency descend(Efficiency eff, const std::vector<FitParam>& fitted,
+                   const std::function<double(const Efficiency&)>& loss) {
+    double best = loss(eff);
+    constexpr double kGolden = 0.6180339887498949;
+    for (int sweep = 0; sweep < 12; ++sweep) {
+        const double sweep_start = best;
+        for (const FitParam& f : fitted) {
+            double a = f.lo, b = f.hi;
+            auto at = [&](double x) {
+                Efficiency e = eff;
+                e.*(f.field) = x;
+                return loss(e);
+            };
+            double x1 = b - kGolden * (b - a), x2 = a + kGolden * (b - a);
+            double f1 = at(x1), f2 = at(x2);
+            for (int it = 0; it < 18; ++it) {
+                if (f1 < f2) {
+                    b = x2; x2 = x1; f2 = f1; x1 = b - kGolden * (b - a); f1 = at(x1);
+                } else {
+                    a = x1; x1 = x2; f1 = f2; x2 = a + kGolden * (b - a); f2 = at(x2);
+                }
+            }
+            const double x = f1 < f2 ? x1 : x2, fx = std::min(f1, f2);
+            if (fx < best - 1e-12) {
+                best = fx;
+                eff.*(f.field) = x;
+            }
+        }
+        if (sweep_start - best < 1e-7) break;
+    }
+    return eff;
+}
+
+// The constants of `params` a fit moves: those the runs of at least `min_sources` sources depend on,
+// `moves(case, constant)` saying whether a run does. One no run depends on is not exercised: it keeps its
+// start value and is no defect however close to a bound that start is. With min_sources 2 (fits from
+// published runs of many sources), one that fewer sources' runs depend on is not fitted either: what it
+// would take on is that source's (a framework release, a recipe), not the generation's.
+std::vector<FitParam> exercised(const std::vector<Case>& cases, const std::vector<FitParam>& params, int min_sources,
+                                std::vector<std::string>& unexercised, std::vector<std::string>& single_source,
+                                const std::function<bool(const Case&, const FitParam&)>& moves) {
+    std::vector<FitParam> fitted;
+    for (const FitParam& f : params) {
+        std::set<std::string> sources;
+        for (const Case& c : cases)
+            if (!sources.count(c.source) && moves(c, f)) sources.insert(c.source);
+        if (sources.empty()) unexercised.push_back(f.name);
+        else if (static_cast<int>(sources.size()) < min_sources) single_source.push_back(f.name);
+        else fitted.push_back(f);
+    }
+    return fitted;
 }
 
 }  // namespace
@@ -183,63 +258,82 @@ FitResult fit_efficiency(const std::vector<Case>& cases, const Efficiency& start
                          const std::vector<FitParam>& params, int min_sources) {
     FitResult r;
     r.before = score_efficiency(cases, start, params);
-    Efficiency eff = start;
-    // Which sources' runs each constant moves (its two ends planned from the start). One no run depends on
-    // is not exercised: it keeps its start value and is no defect however close to a bound that start is.
-    // With min_sources 2 (fits from published runs of many sources), one that fewer sources' runs depend on
-    // is not fitted either: what it would take on is that source's (a framework release, a recipe), not
-    // the generation's.
-    std::vector<FitParam> fitted;
-    for (const FitParam& f : params) {
-        std::set<std::string> sources;
-        for (const Case& c : cases) {
-            if (!measured_throughput(c) || sources.count(c.source)) continue;
+    // Which sources' runs each constant moves (its two ends planned from the start).
+    const std::vector<FitParam> fitted =
+        exercised(cases, params, min_sources, r.unexercised, r.single_source, [&](const Case& c, const FitParam& f) {
+            if (!measured_throughput(c)) return false;
             Case lo = c, hi = c;
             apply(lo.cluster.gpu.eff, start, params);
             apply(hi.cluster.gpu.eff, start, params);
             lo.cluster.gpu.eff.*(f.field) = f.lo;
             hi.cluster.gpu.eff.*(f.field) = f.hi;
             const Plan a = plan_case(lo, nullptr, false), b = plan_case(hi, nullptr, false);
-            if (a.rejection || b.rejection) continue;
+            if (a.rejection || b.rejection) return false;
             const double ta = a.throughput.tokens_per_s_per_gpu, tb = b.throughput.tokens_per_s_per_gpu;
-            if (std::fabs(ta - tb) > 1e-9 * std::max(ta, tb) || a.memory_fits != b.memory_fits) sources.insert(c.source);
-        }
-        if (sources.empty()) r.unexercised.push_back(f.name);
-        else if (static_cast<int>(sources.size()) < min_sources) r.single_source.push_back(f.name);
-        else fitted.push_back(f);
+            return std::fabs(ta - tb) > 1e-9 * std::max(ta, tb) || a.memory_fits != b.memory_fits;
+        });
+    r.eff = descend(start, fitted,
+                    [&](const Efficiency& e) { return evaluate_all(cases, e, start, prior_weight, params).loss; });
+    r.after = score_efficiency(cases, r.eff, params);
+    return r;
+}
+
+namespace {
+// Every case planned with `eff` whole, its memory compared as validate compares it; `log_mean` takes the
+// mean |log(predicted/measured)| of the runs with a measured memory.
+MemoryScore memory_score(const std::vector<Case>& cases, const Efficiency& eff, double* log_mean) {
+    MemoryScore s;
+    std::vector<double> abs, sgn;
+    double log_sum = 0;
+    for (const Case& c : cases) {
+        Case with = c;
+        with.cluster.gpu.eff = eff;
+        const CaseResult r = predict_case(with);
+        if (!r.planned) continue;
+        ++s.runs;
+        if (!r.fits) ++s.false_oom;
+        if (!r.memory_error) continue;
+        abs.push_back(std::fabs(*r.memory_error));
+        sgn.push_back(*r.memory_error);
+        if (*r.memory_error < -0.10) ++s.under_10;
+        log_sum += std::fabs(std::log1p(*r.memory_error));
     }
-    double best = evaluate_all(cases, eff, start, prior_weight, params).loss;
-    constexpr double kGolden = 0.6180339887498949;
-    // Sweeps until a whole sweep improves the loss by less than 1e-7 (at most 12).
-    for (int sweep = 0; sweep < 12; ++sweep) {
-        const double sweep_start = best;
-        for (const FitParam& f : fitted) {
-            // Golden-section search of this constant on its range, others held; keep only improvements.
-            double a = f.lo, b = f.hi;
-            auto at = [&](double x) {
-                Efficiency e = eff;
-                e.*(f.field) = x;
-                return evaluate_all(cases, e, start, prior_weight, params).loss;
-            };
-            double x1 = b - kGolden * (b - a), x2 = a + kGolden * (b - a);
-            double f1 = at(x1), f2 = at(x2);
-            for (int it = 0; it < 18; ++it) {
-                if (f1 < f2) {
-                    b = x2; x2 = x1; f2 = f1; x1 = b - kGolden * (b - a); f1 = at(x1);
-                } else {
-                    a = x1; x1 = x2; f1 = f2; x2 = a + kGolden * (b - a); f2 = at(x2);
-                }
-            }
-            const double x = f1 < f2 ? x1 : x2, fx = std::min(f1, f2);
-            if (fx < best - 1e-12) {
-                best = fx;
-                eff.*(f.field) = x;
-            }
-        }
-        if (sweep_start - best < 1e-7) break;
-    }
-    r.eff = eff;
-    r.after = score_efficiency(cases, eff, params);
+    s.memory = error_stats(abs, sgn);
+    if (log_mean) *log_mean = abs.empty() ? 0.0 : log_sum / double(abs.size());
+    return s;
+}
+}  // namespace
+
+MemoryScore score_memory(const std::vector<Case>& cases, const Efficiency& eff) {
+    return memory_score(cases, eff, nullptr);
+}
+
+MemoryFit fit_memory(const std::vector<Case>& cases, const Efficiency& start, double prior_weight, int min_sources) {
+    MemoryFit r;
+    r.before = score_memory(cases, start);
+    // A source exercises a constant where its measured memory's prediction, or whether one of its runs
+    // fits, moves between the two ends of the constant's range.
+    const std::vector<FitParam> fitted = exercised(
+        cases, memory_fit_params(), min_sources, r.unexercised, r.single_source, [&](const Case& c, const FitParam& f) {
+            if (!c.measured.memory_gb_per_gpu) return false;
+            Case lo = c, hi = c;
+            lo.cluster.gpu.eff = hi.cluster.gpu.eff = start;
+            lo.cluster.gpu.eff.*(f.field) = f.lo;
+            hi.cluster.gpu.eff.*(f.field) = f.hi;
+            const CaseResult a = predict_case(lo), b = predict_case(hi);
+            if (!a.memory_error || !b.memory_error) return false;
+            return std::fabs(*a.memory_error - *b.memory_error) > 1e-9 || a.fits != b.fits;
+        });
+    // The runs ran, so a profile that has them not fit pays as the throughput fit does.
+    r.eff = descend(start, fitted, [&](const Efficiency& e) {
+        double log_mean = 0;
+        const MemoryScore s = memory_score(cases, e, &log_mean);
+        return log_mean + 0.5 * double(s.false_oom) / std::max<double>(1.0, double(s.runs)) +
+               prior_weight * pull(e, start, memory_fit_params());
+    });
+    r.after = score_memory(cases, r.eff);
+    for (const FitParam& f : fitted)
+        if (at_fit_bound(*find_constant(f.name), r.eff)) r.at_bounds.push_back(f.name);
     return r;
 }
 

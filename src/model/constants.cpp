@@ -140,12 +140,13 @@ const std::vector<Constant>& efficiency_constants() {
          "into a stream without host waits and 3.4 µs apart as one graph, 0.5 µs a node; not fitted"},
         {"reserve_gb", &Efficiency::reserve_bytes, "reserve_bytes", S::giga, "GB", 0, 1e4, 0.5, 12, true,
          "CUDA context, NCCL buffers and allocator slack per GPU",
-         "CUDA context 0.5-1 GB, NCCL buffers per communicator; fitted: calibration.json measures no device memory, so the fit holds it where the runs that ran still fit as they ran, below its 4 GB start"},
+         "CUDA context 0.5-1 GB, NCCL buffers per communicator; fitted: calibration.json measures no device memory, so the fit holds it where the runs that ran still fit as they ran, below its 4 GB start; a cluster's own calibrate fits it to the device figures its runs measured (nvidia-smi; fit_memory)"},
         {"fragmentation", &Efficiency::fragmentation, "fragmentation", S::one, "fraction", 0, 2, 0.05, 0.3, false,
          "extra share of activation memory PyTorch's classic caching allocator holds (none with expandable segments)",
          "PyTorch caching allocator: reserved 5-30 % above allocated; 0.2, the lowest median error on the Ultra-Scale "
-         "Playbook's 1,170 reserved-memory readings (nanotron, classic allocator); not fitted (calibration.json's "
-         "measured memory is torchtitan's, under expandable segments)"},
+         "Playbook's 1,170 reserved-memory readings (nanotron, classic allocator); not fitted for the defaults "
+         "(calibration.json's measured memory is torchtitan's, under expandable segments); a cluster's own calibrate "
+         "fits it to the reserved and device figures its runs measured (fit_memory)"},
     };
     return v;
 }
@@ -167,12 +168,16 @@ void validate_efficiency(const Efficiency& e, const std::string& path) {
     }
 }
 
+bool at_fit_bound(const Constant& k, const Efficiency& e) {
+    const double v = k.to_json(e), margin = 0.005 * (k.fit_hi - k.fit_lo);
+    return v <= k.fit_lo + margin || v >= k.fit_hi - margin;
+}
+
 std::vector<const Constant*> constants_at_bounds(const Efficiency& e, const std::vector<std::string>& unexercised) {
     std::vector<const Constant*> out;
     for (const Constant& k : efficiency_constants()) {
         if (!k.fitted || std::find(unexercised.begin(), unexercised.end(), k.key) != unexercised.end()) continue;
-        const double v = k.to_json(e), margin = 0.005 * (k.fit_hi - k.fit_lo);
-        if (v <= k.fit_lo + margin || v >= k.fit_hi - margin) out.push_back(&k);
+        if (at_fit_bound(k, e)) out.push_back(&k);
     }
     return out;
 }
