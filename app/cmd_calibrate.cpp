@@ -5,7 +5,9 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -32,21 +34,72 @@ json score_json(const FitScore& s) {
             {"false_oom", s.false_oom}};
 }
 
+std::string memory_line(const char* label, const MemoryScore& s) {
+    return fmt::format("  {:<10} {:>4} runs: memory median {:>5.1f} %, p90 {:>5.1f} %, mean signed {:>+6.1f} %, "
+                       "{} more than 10 % under\n",
+                       label, s.memory.count, 100 * s.memory.median_abs_error, 100 * s.memory.p90_abs_error,
+                       100 * s.memory.mean_signed_error, s.under_10);
+}
+
+// A constant a fit left at an end of its plausible range: a missing mechanism, not a measurement.
+void print_defect(const Constant& k, const Efficiency& e) {
+    std::cout << fmt::format("  model defect: {} = {:g} {} sits at its plausible range [{:g}, {:g}] ({})\n", k.key,
+                             k.to_json(e), k.unit, k.fit_lo, k.fit_hi, k.meaning);
+}
+
+// The constants a fit kept at their start value, and why; `what` names the fit ("" or "memory ").
+void print_kept(const char* what, const std::vector<std::string>& unexercised,
+                const std::vector<std::string>& single_source) {
+    if (!unexercised.empty())
+        std::cout << fmt::format("  {}not exercised by these runs (kept at the start value): {}\n", what,
+                                 fmt::join(unexercised, ", "));
+    if (!single_source.empty())
+        std::cout << fmt::format("  {}exercised by one source's runs only (kept at the start value): {}\n", what,
+                                 fmt::join(single_source, ", "));
+}
+
+json memory_json(const MemoryScore& s) {
+    return {{"runs", s.memory.count}, {"median_abs_error", s.memory.median_abs_error},
+            {"p90_abs_error", s.memory.p90_abs_error}, {"mean_signed_error", s.memory.mean_signed_error},
+            {"under_10", s.under_10}, {"false_oom", s.false_oom}};
+}
+
+// Prints the memory fit's scores, its constants and what it could not fit; returns them as the profile's
+// `calibration.memory`.
+json print_memory_fit(const MemoryFit& m) {
+    std::cout << memory_line("before", m.before) << memory_line("after", m.after);
+    json fitted = json::object();
+    std::vector<std::string> shown;
+    for (const FitParam& f : memory_fit_params()) {
+        const Constant& k = *find_constant(f.name);
+        fitted[k.key] = k.to_json(m.eff);
+        shown.push_back(fmt::format("{} {:.3g}{}", k.key, k.to_json(m.eff),
+                                    std::string_view(k.unit) == "fraction" ? "" : std::string(" ") + k.unit));
+    }
+    std::cout << fmt::format("  memory constants: {}\n", fmt::join(shown, ", "));
+    for (const std::string& key : m.at_bounds) print_defect(*find_constant(key), m.eff);
+    print_kept("memory ", m.unexercised, m.single_source);
+    return {{"fitted_on", memory_json(m.after)}, {"before", memory_json(m.before)}, {"constants", fitted},
+            {"at_bounds", m.at_bounds}, {"unexercised", m.unexercised}, {"single_source", m.single_source}};
+}
+
 // Prints a fit's scores and what it could not fit; returns them as the profile's `calibration`. `cases`
-// are the runs fitted, for the runs that press a constant against its bound.
-json print_fit(const FitResult& r, const std::vector<FitParam>& params, const std::vector<Case>& cases) {
+// are the runs fitted, for the runs that press a constant against its bound; `refit` the constants the
+// memory fit took over after it (print_memory_fit reports those).
+json print_fit(const FitResult& r, const std::vector<FitParam>& params, const std::vector<Case>& cases,
+               const std::vector<std::string>& refit = {}) {
     std::cout << score_line("before", r.before) << score_line("after", r.after);
     // A constant pressed against its plausible range is a missing mechanism, not a measurement.
     json at_bounds = json::array();
     std::vector<std::string> kept = r.unexercised;
     kept.insert(kept.end(), r.single_source.begin(), r.single_source.end());
+    kept.insert(kept.end(), refit.begin(), refit.end());
     for (const FitParam& f : fit_params())
         if (std::none_of(params.begin(), params.end(), [&](const FitParam& p) { return p.field == f.field; }))
             kept.push_back(f.name);  // not part of this fit
     json pressed_by = json::object();
     for (const Constant* k : constants_at_bounds(r.eff, kept)) {
-        std::cout << fmt::format("  model defect: {} = {:g} {} sits at its plausible range [{:g}, {:g}] ({})\n",
-                                 k->key, k->to_json(r.eff), k->unit, k->fit_lo, k->fit_hi, k->meaning);
+        print_defect(*k, r.eff);
         at_bounds.push_back(k->key);
         // Which runs ask for it to go further: where the missing mechanism is to be looked for.
         const std::vector<Pull> pulls = runs_pressing(cases, r.eff, params, k->key);
@@ -61,12 +114,7 @@ json print_fit(const FitResult& r, const std::vector<FitParam>& params, const st
             std::cout << fmt::format("    pressed by (error as fitted; in brackets a tenth of the range back inside): {}\n",
                                      fmt::join(shown, "; "));
     }
-    if (!r.unexercised.empty())
-        std::cout << fmt::format("  not exercised by these runs (kept at the start value): {}\n",
-                                 fmt::join(r.unexercised, ", "));
-    if (!r.single_source.empty())
-        std::cout << fmt::format("  exercised by one source's runs only (kept at the start value): {}\n",
-                                 fmt::join(r.single_source, ", "));
+    print_kept("", r.unexercised, r.single_source);
     return {{"fitted_on", score_json(r.after)}, {"before", score_json(r.before)}, {"at_bounds", at_bounds},
             {"pressed_by", pressed_by}, {"unexercised", r.unexercised}, {"single_source", r.single_source}};
 }
@@ -80,7 +128,10 @@ Run setup_calibrate(CLI::App& cmd) {
         bool per_generation = false, from_generic = false;
     };
     auto o = std::make_shared<Opts>();
-    cmd.add_option("RUNS", o->file, "JSON array of your measured runs (case format), all on one GPU kind")->required();
+    cmd.add_option("RUNS", o->file,
+                   "JSON array of your measured runs (case format), all on one GPU kind; where they measured memory, "
+                   "it fits the allocator's share and the runtime too")
+        ->required();
     cmd.add_option("-o,--output", o->out, "Write the fitted cluster profile here (use it as --cluster FILE)");
     cmd.add_option("--holdout-every", o->holdout_every,
                    "Fit on all runs but every N-th and report the error on those held out");
@@ -159,14 +210,34 @@ Run setup_calibrate(CLI::App& cmd) {
                 }
                 r = fit_efficiency(fit, start, kPriorWeight, fit_params(), min_sources);
             }
+            // One cluster's measured memory fits the allocator's share and the runtime from there; the
+            // throughput scores are the profile's with both (the runtime moves which runs fit).
+            std::optional<MemoryFit> m;
+            if (!o->per_generation && std::any_of(fit.begin(), fit.end(), [](const Case& c) {
+                    return c.measured.memory_gb_per_gpu.has_value();
+                })) {
+                m = fit_memory(fit, r.eff, kPriorWeight, min_sources);
+                r.eff = m->eff;
+                r.after = score_efficiency(fit, r.eff);
+            }
             std::cout << fmt::format("{} ({} runs fitted{})\n", key, fit.size(),
                                      held.empty() ? "" : fmt::format(", {} held out", held.size()));
-            json cal = print_fit(r, o->per_generation ? generation_params(generation) : fit_params(), fit);
+            std::vector<std::string> refit;
+            if (m)
+                for (const FitParam& f : memory_fit_params()) refit.push_back(f.name);
+            json cal = print_fit(r, o->per_generation ? generation_params(generation) : fit_params(), fit, refit);
+            if (m) cal["memory"] = print_memory_fit(*m);
             if (!held.empty()) {
                 const FitScore hb = score_efficiency(held, start), ha = score_efficiency(held, r.eff);
                 std::cout << score_line("held, before", hb) << score_line("held, after", ha);
                 cal["held_out_before"] = score_json(hb);
                 cal["held_out_after"] = score_json(ha);
+                if (m) {
+                    const MemoryScore mb = score_memory(held, start), ma = score_memory(held, r.eff);
+                    std::cout << memory_line("held, before", mb) << memory_line("held, after", ma);
+                    cal["memory"]["held_out_before"] = memory_json(mb);
+                    cal["memory"]["held_out_after"] = memory_json(ma);
+                }
             }
             ClusterSpec profile = list.cases[idx[0]].cluster;
             profile.name = "calibrated-" + key;

@@ -175,6 +175,26 @@ else
     fail=$((fail + 1))
 fi
 
+# Runs with a measured memory fit the memory constants too: calibrate prints memory before and after and
+# the fitted allocator share and runtime, and the profile carries them; a plan with that profile uses them.
+cat >"$tmp/memory_runs.json" <<'JSON'
+[{"id": "m1", "source": "a", "model": "llama3-8b", "cluster": {"preset": "dgx-h100", "gpus": 8},
+  "layout": {"tp": 1, "micro_batch": 1, "global_batch": 64, "seq_len": 4096, "precision": "bf16"},
+  "measured": {"tokens_per_s_per_gpu": 9000, "memory_gb_per_gpu": 72, "memory_kind": "reserved"}},
+ {"id": "m2", "source": "a", "model": "llama3-8b", "cluster": {"preset": "dgx-h100", "gpus": 16},
+  "layout": {"tp": 2, "micro_batch": 2, "global_batch": 64, "seq_len": 4096, "precision": "bf16"},
+  "measured": {"tokens_per_s_per_gpu": 7000, "memory_gb_per_gpu": 52, "memory_kind": "device"}}]
+JSON
+"$bin" calibrate "$tmp/memory_runs.json" -o "$tmp/memory_profile.json" >"$tmp/calm" 2>&1
+"$bin" plan --model llama3-8b --cluster "$tmp/memory_profile.json" --gpus 8 --global-batch 64 --seq-len 8192 --json >"$tmp/calm_plan.json" 2>&1
+if grep -q "memory median" "$tmp/calm" && grep -q "memory constants" "$tmp/calm" &&
+    python3 -c 'import json,sys; p=json.load(open(sys.argv[1])); q=json.load(open(sys.argv[2])); m=p["calibration"]["memory"]; sys.exit(0 if m["before"]["runs"]==2 and m["fitted_on"]["median_abs_error"]<m["before"]["median_abs_error"] and m["constants"]["fragmentation"]==p["efficiency"]["fragmentation"]!=0.2 and q["inputs"]["cluster"]["efficiency"]["fragmentation"]==p["efficiency"]["fragmentation"] else 1)' "$tmp/memory_profile.json" "$tmp/calm_plan.json"; then
+    pass=$((pass + 1))
+else
+    echo "FAIL: calibrate did not fit the memory constants to the runs' measured memory"; cat "$tmp/calm"
+    fail=$((fail + 1))
+fi
+
 # One default per field whichever door a request comes in by: flags naming a model and a cluster, and a
 # case file saying only as much (the API's and the Python module's reader), plan the same layout (the CLI
 # had put the built-in scenario's 8,192 tokens where the library's default is 4,096).
