@@ -313,6 +313,52 @@ TEST(Validation, BigScienceLayoutSearchStaysWithinTheReachedBounds) {
     EXPECT_GE(validate_cases(preset).summary.median_abs_error, r.summary.median_abs_error + 0.02);
 }
 
+// A cluster's own memory readings, the workflow docs/validation.md ("Calibrating on your own cluster")
+// describes: fit the allocator's share and the runtime on every second run, predict the others' memory.
+// BigScience's search (nvidia-smi, the device figure, under DeepSpeed's classic allocator): the share
+// 0.2 → 0.24 and the runtime to its floor of 0.5 GB, a model defect (beside their activations the runs
+// hold less than the model allocates them); the 18 held out 7.2 → 5.4 %, p90 18.2 → 16.0 %, signed +8.5 → +5.6 %. The Ultra-Scale
+// Playbook's runs through job 13,522,803 (max_memory_reserved; nanotron's first batch, which kept each
+// column-parallel GEMM's gathered input, docs/validation.md "Memory"): the share goes to its bound of 0.3
+// and calibrate reports it as a model defect, the kept inputs being what a share of the activations
+// cannot say; the 128 held out 14.8 → 12.3 %, 78 → 69 of them more than 10 % under.
+namespace {
+struct MemorySplit {
+    MemoryFit fit;
+    MemoryScore held_before, held_after;
+};
+MemorySplit calibrate_memory_on_every_second(const std::vector<Case>& cases) {
+    std::vector<Case> fit, held;
+    for (size_t i = 0; i < cases.size(); ++i) (i % 2 == 0 ? held : fit).push_back(cases[i]);
+    const Efficiency start = cases.front().cluster.gpu.eff;
+    MemorySplit out{fit_memory(fit, start), {}, {}};
+    out.held_before = score_memory(held, start);
+    out.held_after = score_memory(held, out.fit.eff);
+    return out;
+}
+}  // namespace
+
+TEST(Validation, CalibratingMemoryOnOneClustersRunsPredictsItsOtherRuns) {
+    const MemorySplit bloom = calibrate_memory_on_every_second(example_cases("bigscience_tr11_search.json").cases);
+    EXPECT_EQ(bloom.held_before.memory.count, 18);
+    EXPECT_GT(bloom.fit.eff.fragmentation, 0.2);
+    EXPECT_EQ(bloom.fit.at_bounds, std::vector<std::string>{"reserve_gb"});
+    EXPECT_LE(bloom.held_after.memory.median_abs_error, bloom.held_before.memory.median_abs_error - 0.01);
+    EXPECT_LE(bloom.held_after.memory.median_abs_error, 0.06);
+    EXPECT_LT(bloom.held_after.memory.p90_abs_error, bloom.held_before.memory.p90_abs_error);
+    const std::string file = shardplan::testing::shared_path("validation/ultrascale_playbook.json");
+    SHARDPLAN_REQUIRE_SHARED(file);
+    std::vector<Case> first;
+    for (const Case& c : read_cases(read_json_file(file, "ultrascale"), "ultrascale").cases)
+        if (std::stoll(c.id.substr(c.id.rfind('_') + 1)) <= 13522803) first.push_back(c);
+    ASSERT_EQ(first.size(), 256u);
+    const MemorySplit usp = calibrate_memory_on_every_second(first);
+    EXPECT_EQ(usp.fit.at_bounds, std::vector<std::string>{"fragmentation"});
+    EXPECT_LT(usp.held_after.memory.median_abs_error, usp.held_before.memory.median_abs_error);
+    EXPECT_LT(usp.held_after.under_10, usp.held_before.under_10);
+    EXPECT_GT(usp.held_after.memory.median_abs_error, 0.10);  // a share of the activations cannot say what they kept
+}
+
 // SimuMax's B200 runs (examples/validation/simumax_b200.json, in the repository, fitted on nowhere): 43
 // Megatron-LM runs on one 8-GPU B200 node, models cut to their first layers, with the most
 // max_memory_allocated of any rank (19 readings, one per layout). Reached: memory median 1.5 %, p90 5.9 %,
