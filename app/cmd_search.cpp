@@ -25,6 +25,7 @@ const char* reason_text(const std::string& code) {
     static const Row rows[] = {
         {"does_not_fit", "does not fit in usable HBM"},
         {"crosses_domain", "a TP/CP/EP group leaves its scale-up domain (--no-crossing)"},
+        {"too_little_headroom", "fits, but leaves less free than --headroom asks"},
         {"too_few_micro_batches", "too few micro-batches for the pipeline schedule"},
         {"interleaved_groups", "interleaved 1F1B needs micro-batches in groups of pp"},
         {"batch_divides", "global batch not divisible by micro-batch × dp"},
@@ -72,6 +73,7 @@ Run setup_search(CLI::App& cmd) {
         ScenarioFlags flags;
         int top = 5, threads = 0;
         int64_t max_tp = 0, max_cp = 0, max_pp = 0, max_mb = 16;
+        double headroom = 0;
         bool json = false, pareto = false, no_crossing = false;
         std::string color = "auto", format = "table", export_to;
     };
@@ -80,6 +82,9 @@ Run setup_search(CLI::App& cmd) {
     cmd.add_option("--top", o->top, "How many of the best layouts to report (default 5)");
     cmd.add_flag("--pareto", o->pareto, "Also report the memory-vs-throughput Pareto front");
     cmd.add_flag("--no-crossing", o->no_crossing, "Reject layouts whose TP, CP or EP group leaves its scale-up domain");
+    cmd.add_option("--headroom", o->headroom,
+                   "Reject layouts that fit with less than this share of what their allocations need still free "
+                   "(0.1: none that may not fit within the memory prediction's error; default 0)");
     cmd.add_option("--max-tp", o->max_tp, "Largest tp to consider");
     cmd.add_option("--max-cp", o->max_cp, "Largest cp to consider");
     cmd.add_option("--max-pp", o->max_pp, "Largest pp to consider");
@@ -95,6 +100,7 @@ Run setup_search(CLI::App& cmd) {
         if (!o->export_to.empty()) framework = enum_flag<Framework>(o->export_to, "--export");
         if (o->top < 1 || o->top > 1000) throw ConfigError("--top", "an integer in [1, 1000]");
         if (o->max_mb < 1) throw ConfigError("--max-micro-batch", "a positive integer");
+        o->flags.headroom = o->headroom;
         const ScenarioFlags& f = o->flags;
         const Case base = resolve_base(f);
         SearchSpace sp = search_space_from_flags(f);
@@ -165,11 +171,17 @@ Run setup_search(CLI::App& cmd) {
         }
         if (r.best.empty()) {
             const auto crossing = r.rejected.find("crosses_domain");
+            const auto tight = r.rejected.find("too_little_headroom");
             if (sp.no_crossing && crossing != r.rejected.end() && crossing->second > 0)
                 std::cout << fmt::format("\nNo layout fits inside the scale-up domains: {} that would run were rejected by "
                                          "--no-crossing because a TP, CP or EP group leaves its domain of {}. Drop "
                                          "--no-crossing, or lower the global batch or sequence length.\n",
                                          crossing->second, base.cluster.scale_up_domain);
+            else if (tight != r.rejected.end() && tight->second > 0)
+                std::cout << fmt::format("\nNo layout leaves the headroom asked: {} that fit were rejected by --headroom "
+                                         "{:g}, each leaving less than that share of what it needs free. Lower it, add "
+                                         "GPUs, or lower the global batch or sequence length.\n",
+                                         tight->second, sp.headroom);
             else if (const auto miss = r.rejected.find("does_not_fit"); (miss == r.rejected.end() || miss->second == 0) &&
                                                                           !reasons.empty())
                 // None got as far as its memory: a setting rules every layout out, not the GPUs' size.

@@ -44,9 +44,10 @@ TEST(Resolve, FlagsAndPinsAreOneSearchSpace) {
     flags.sequence_parallel = "on";
     flags.order = "tp-cp-ep-pp-dp";
     flags.no_crossing = true;
+    flags.headroom = 0.1;
     const Overrides pins = overrides_from_json(nlohmann::json::parse(
         R"({"tp": 8, "pp": 4, "micro_batch": 2, "zero": 1, "recompute": "selective", "schedule": "interleaved",
-            "sequence_parallel": true, "order": "tp-cp-ep-pp-dp", "no_crossing": true})"));
+            "sequence_parallel": true, "order": "tp-cp-ep-pp-dp", "no_crossing": true, "headroom": 0.1})"));
     for (const SearchSpace& sp : {search_space(flags, Naming::flags), search_space(pins, Naming::pins)}) {
         EXPECT_EQ(sp.tp, 8);
         EXPECT_EQ(sp.pp, 4);
@@ -59,6 +60,7 @@ TEST(Resolve, FlagsAndPinsAreOneSearchSpace) {
         ASSERT_TRUE(sp.order);
         EXPECT_EQ((*sp.order)[3], Axis::pp);
         EXPECT_TRUE(sp.no_crossing);
+        EXPECT_DOUBLE_EQ(sp.headroom, 0.1);
     }
 }
 
@@ -68,6 +70,14 @@ TEST(Resolve, EachRefusalNamesTheFlagOrThePin) {
     o.micro_batch = 0;
     EXPECT_EQ(error_of([&] { search_space(o, Naming::flags); }), "--micro-batch: expected an integer in [1, 100000000], got 0");
     EXPECT_EQ(error_of([&] { search_space(o, Naming::pins); }), "pins.micro_batch: expected an integer in [1, 100000000], got 0");
+    o = {};
+    o.headroom = 1.5;
+    EXPECT_EQ(error_of([&] { search_space(o, Naming::flags); }),
+              "--headroom: expected a share in [0, 1] of the memory a layout needs, got 1.5");
+    EXPECT_EQ(error_of([&] { search_space(o, Naming::pins); }),
+              "pins.headroom: expected a share in [0, 1] of the memory a layout needs, got 1.5");
+    EXPECT_EQ(error_of([&] { overrides_from_json(nlohmann::json::parse(R"({"headroom": "some"})")); }),
+              "pins.headroom: expected a number in [0, 1]");
     o = {};
     o.sequence_parallel = "maybe";
     EXPECT_EQ(error_of([&] { search_space(o, Naming::flags); }), "--sequence-parallel: expected true or false, got \"maybe\"");

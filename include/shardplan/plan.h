@@ -109,6 +109,9 @@ struct Plan {
     /// How much more every stage could allocate before the GPU runs out, its cached blocks given up first
     /// (0 when it does not fit): the margin of `memory_fits`.
     double margin_bytes() const { return memory_fits ? std::max(0.0, capacity_bytes - needed_bytes) : 0.0; }
+    /// Whether it fits with at least `share` of what its allocations and runtime need still free (margin ≥
+    /// share · needed): room for the memory prediction's own error (docs/validation.md, "Memory").
+    bool leaves_headroom(double share) const { return memory_fits && margin_bytes() >= share * needed_bytes; }
 };
 
 /// The per-layer work and memory of a layout (a dense, a MoE and the LM-head layer for one micro-batch). It depends

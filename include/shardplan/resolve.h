@@ -35,6 +35,7 @@ struct Overrides {
     /// given too (framework_defaults).
     std::string framework;
     std::optional<bool> no_crossing;  // search only
+    std::optional<double> headroom;   // search only: SearchSpace::headroom, a share in [0, 1]
 };
 
 /// How a field is named in messages: `--micro-batch` (the command line) or `pins.micro_batch` (a request).
@@ -63,7 +64,8 @@ Case apply_overrides(Case c, const Overrides& o, Naming n);
 SearchSpace search_space(const Overrides& o, Naming n);
 
 /// A request's `pins` object: integers for degrees, micro_batch and zero; names for recompute and
-/// schedule (as in a case); true/false for sequence_parallel and no_crossing. Unknown keys are refused.
+/// schedule (as in a case); true/false for sequence_parallel and no_crossing; a number in [0, 1] for
+/// headroom. Unknown keys are refused.
 Overrides overrides_from_json(const json& pins, const std::string& field = "pins");
 
 }  // namespace shardplan

@@ -33,6 +33,10 @@ struct SearchSpace {
     int64_t max_tp = 0, max_cp = 0, max_pp = 0;  // 0 = no bound beyond divisibility
     int64_t max_micro_batch = 16;
     bool no_crossing = false;  // reject layouts whose TP, CP or EP group leaves its scale-up domain
+    /// Reject layouts that fit with less than this share of what their allocations need still free
+    /// (Plan::leaves_headroom; "too_little_headroom"): 0.1 keeps to those without the "may not fit"
+    /// finding. 0 = any layout that fits.
+    double headroom = 0;
 };
 
 /// How many layouts the search re-times with the simulated pipeline before it picks the `top` (more when

@@ -128,11 +128,12 @@ std::vector<std::string> plan_findings(const Plan& p) {
                                                        : fmt::format("{:.1f} GB", short_bytes / gb);
         out.push_back(fmt::format("Does not fit: stage {} needs {:.1f} GB of {:.1f} GB usable, short by {}.",
                                   p.worst_memory_stage, p.memory.total_bytes() / gb, p.capacity_bytes / gb, by));
-    } else if (p.margin_bytes() < kTightMargin * p.needed_bytes) {
+    } else if (!p.leaves_headroom(kTightMargin)) {
         // The prediction's own error: measured memory has run more than 10 % above it on published runs.
         out.push_back(fmt::format("Fits with {} to spare, under a tenth of the {:.1f} GB its allocations need: "
                                   "measured memory has run more than 10 % above the prediction on published runs "
-                                  "(docs/validation.md, Memory), so it may not fit.",
+                                  "(docs/validation.md, Memory), so it may not fit. A search with a headroom of 0.1 "
+                                  "keeps to layouts that leave a tenth.",
                                   format_value(p.margin_bytes(), Unit::bytes), p.needed_bytes / gb));
     }
     // nanotron's pipeline engine with PyTorch's classic allocator near the card: the Ultra-Scale Playbook's

@@ -262,6 +262,12 @@ SearchSpace search_space(const Overrides& o, Naming n) {
     if (!o.sequence_parallel.empty()) sp.sequence_parallel = on_off(o.sequence_parallel, "sequence_parallel", n);
     if (!o.order.empty()) sp.order = rank_order(o.order, n);
     sp.no_crossing = o.no_crossing.value_or(false);
+    if (o.headroom) {
+        if (!(*o.headroom >= 0 && *o.headroom <= 1))
+            throw ConfigError(override_name("headroom", n),
+                              fmt::format("a share in [0, 1] of the memory a layout needs, got {}", *o.headroom));
+        sp.headroom = *o.headroom;
+    }
     return sp;
 }
 
@@ -269,7 +275,7 @@ Overrides overrides_from_json(const json& pins, const std::string& field) {
     if (!pins.is_object()) throw ConfigError(field, "an object of pinned dimensions");
     Overrides o;
     static const char* const known = "tp, cp, pp, dp, ep, etp, vpp, micro_batch, zero, recompute, schedule, "
-                                     "sequence_parallel, order, no_crossing";
+                                     "sequence_parallel, order, no_crossing, headroom";
     for (auto it = pins.begin(); it != pins.end(); ++it) {
         const std::string& k = it.key();
         const json& v = it.value();
@@ -293,6 +299,11 @@ Overrides overrides_from_json(const json& pins, const std::string& field) {
         if (k == "order") { o.order = text(); continue; }
         if (k == "sequence_parallel") { o.sequence_parallel = boolean() ? "true" : "false"; continue; }
         if (k == "no_crossing") { o.no_crossing = boolean(); continue; }
+        if (k == "headroom") {
+            if (!v.is_number()) throw ConfigError(at, "a number in [0, 1]");
+            o.headroom = v.get<double>();
+            continue;
+        }
         const IntField* f = std::find_if(std::begin(kPositive), std::end(kPositive),
                                          [&](const IntField& x) { return k == x.key && k != "gpus" && k != "recompute_layers"; });
         if (f == std::end(kPositive)) throw ConfigError(at, std::string("a known dimension (") + known + ")");

@@ -248,6 +248,13 @@ void run_shape(const ModelSpec& m, const ClusterSpec& c, const Layout& base, con
                                 if (out.shortest_miss < 0 || miss < out.shortest_miss) out.shortest_miss = miss;
                                 break;
                             }
+                            if (!p.leaves_headroom(sp.headroom)) {
+                                // Nor does the memory's margin: the other orders leave as little.
+                                const int64_t same = static_cast<int64_t>(ords.size() - oi);
+                                out.rejected["too_little_headroom"] += same;
+                                out.evaluated += same - 1;
+                                break;
+                            }
                             if (sp.no_crossing && crosses(p)) {
                                 ++out.rejected["crosses_domain"];
                                 continue;
@@ -316,9 +323,9 @@ int run_workers(const ModelSpec& m, const ClusterSpec& c, const Layout& base, co
 
 /// Layouts [first, last) of `kept` re-timed as `plan` shows them (evaluate(): the pipeline simulated) on
 /// up to `threads` workers, appended in the kept order; those whose simulated in-flight memory no longer
-/// fits drop out.
+/// fits, or no longer leaves the search's `headroom`, drop out.
 void retime(const ModelSpec& m, const ClusterSpec& c, const std::vector<Scored>& kept, size_t first, size_t last,
-            int threads, PipelineMemo& memo, std::vector<std::pair<Scored, Plan>>& out) {
+            int threads, double headroom, PipelineMemo& memo, std::vector<std::pair<Scored, Plan>>& out) {
     std::vector<Plan> plans(last - first);
     const size_t n = std::min(plans.size(), static_cast<size_t>(std::max(1, threads)));
     auto worker = [&](size_t from) {
@@ -335,7 +342,7 @@ void retime(const ModelSpec& m, const ClusterSpec& c, const std::vector<Scored>&
     if (n > 0) worker(0);
     for (std::thread& t : pool) t.join();
     for (size_t i = 0; i < plans.size(); ++i) {
-        if (!plans[i].feasible()) continue;
+        if (!plans[i].feasible() || !plans[i].leaves_headroom(headroom)) continue;
         const Plan& p = plans[i];
         out.push_back({Scored{p.throughput.tokens_per_s_per_gpu, p.needed_bytes, kept[first + i].layout},
                        std::move(plans[i])});
@@ -343,10 +350,10 @@ void retime(const ModelSpec& m, const ClusterSpec& c, const std::vector<Scored>&
 }
 
 std::vector<std::pair<Scored, Plan>> retimed(const ModelSpec& m, const ClusterSpec& c, const std::vector<Scored>& kept,
-                                             int threads) {
+                                             int threads, double headroom) {
     std::vector<std::pair<Scored, Plan>> out;
     PipelineMemo memo;
-    retime(m, c, kept, 0, kept.size(), threads, memo, out);
+    retime(m, c, kept, 0, kept.size(), threads, headroom, memo, out);
     return out;
 }
 
@@ -378,7 +385,7 @@ struct Answers {
 /// same answers as re-timing the whole pool. `full`: the pool holds as many as it may, so layouts were
 /// left out of it, each with a ceiling no higher than its last.
 Answers best_retimed(const ModelSpec& m, const ClusterSpec& c, std::vector<Scored> kept, size_t top, int threads,
-                     bool full) {
+                     double headroom, bool full) {
     std::stable_sort(kept.begin(), kept.end(), higher_ceiling);
     std::vector<std::pair<Scored, Plan>> out;
     std::vector<size_t> of, reps;  // each entry's answer; the answers' entries, best first
@@ -391,7 +398,7 @@ Answers best_retimed(const ModelSpec& m, const ClusterSpec& c, std::vector<Score
             closed = true;
             break;
         }
-        retime(m, c, kept, i, std::min(kept.size(), i + step), threads, memo, out);
+        retime(m, c, kept, i, std::min(kept.size(), i + step), threads, headroom, memo, out);
         std::stable_sort(out.begin(), out.end(), by_rank);
         of = answer_of(out);
         reps.clear();
@@ -477,7 +484,7 @@ SearchResult search(const ModelSpec& m, const ClusterSpec& c, const Layout& base
         }
         r.shortest_miss_bytes = std::max(0.0, miss);
         const bool full = kept.size() == pool;
-        answers = best_retimed(m, c, std::move(kept), top, threads, full);
+        answers = best_retimed(m, c, std::move(kept), top, threads, space.headroom, full);
         if (!answers.open || pool >= kMaxRetimedPool) break;
         if (answers.best.size() >= top) floor = answers.best[top - 1].first.tokens_per_s_per_gpu;
     }
@@ -485,7 +492,7 @@ SearchResult search(const ModelSpec& m, const ClusterSpec& c, const Layout& base
         // The closed forms chose the front, and the simulation moves its points: an answer they put behind
         // a front point of the same memory can come out ahead of it. The best answers, re-timed, stand
         // for themselves, so the fastest point of the front is the first answer.
-        std::vector<std::pair<Scored, Plan>> points = retimed(m, c, front, threads);
+        std::vector<std::pair<Scored, Plan>> points = retimed(m, c, front, threads, space.headroom);
         points.insert(points.end(), answers.best.begin(), answers.best.end());
         r.pareto = pareto_front(std::move(points));
     }
