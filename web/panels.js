@@ -96,16 +96,20 @@ async function findBest() {
   c.layout = { global_batch: state.gbs, seq_len: state.seq, precision: state.precision, moe_dispatcher: state.disp,
                ...moeLoad() };
   for (const k of ['framework', ...Object.values(FRAMEWORK_SETTINGS)]) if (k in plan) c.layout[k] = plan[k];
-  // The search options: pins from the current layout, the no-crossing rule, the Pareto front.
+  // The search options: pins from the current layout, the no-crossing rule, the memory headroom (a tenth,
+  // the memory prediction's error on published runs), the Pareto front.
   const pins = {};
   if ($('pin-tp').checked) pins.tp = state.tp;
   if ($('pin-pp').checked) pins.pp = state.pp;
   if ($('no-crossing').checked) pins.no_crossing = true;
+  if ($('headroom').checked) pins.headroom = 0.1;
   const pareto = $('pareto').checked;
   try {
     const r = await post('/api/search', { ...c, top: 5, pins, pareto });
     const rejected = Object.entries(r.rejected).sort((a, b) => b[1] - a[1]).slice(0, 3).map(([k, v]) => `${v.toLocaleString('en-US')} ${k.replaceAll('_', ' ')}`).join(', ');
-    $('search-summary').textContent = `${r.evaluated.toLocaleString('en-US')} layouts evaluated in ${r.elapsed_s.toFixed(2)} s, ${r.feasible.toLocaleString('en-US')} fit; rejected: ${rejected}.`;
+    const tight = r.rejected.too_little_headroom ?? 0;
+    $('search-summary').textContent = `${r.evaluated.toLocaleString('en-US')} layouts evaluated in ${r.elapsed_s.toFixed(2)} s, ${r.feasible.toLocaleString('en-US')} fit; rejected: ${rejected}.` +
+      (tight ? ` ${tight.toLocaleString('en-US')} that fit leave less than a tenth free.` : '');
     $('search-results').replaceChildren(...r.best.map((p, i) => {
       const li = el('li');
       const b = el('button', { type: 'button', class: 'load', 'data-rank': i + 1,

@@ -83,11 +83,14 @@ def plan(model=None, cluster=None, gpus=None, **layout):
     return Plan(_call(_native.api("POST", "/api/plan", _json.dumps(_case(model, cluster, gpus, layout)))))
 
 
-def search(model=None, cluster=None, gpus=None, top=10, pareto=False, pins=None, no_crossing=False, **layout):
+def search(model=None, cluster=None, gpus=None, top=10, pareto=False, pins=None, no_crossing=False, headroom=None,
+           **layout):
     """The fastest layouts that fit, as a list of flat dicts (one per layout, ready for pandas).
 
     ``layout`` holds the fixed settings (global_batch, seq_len, precision, ...); ``pins`` fixes search
-    dimensions ({"tp": 8}). The full answer (rejection counts, plans) is on the list's ``raw``.
+    dimensions ({"tp": 8}). ``headroom`` (0-1) keeps to layouts that leave that share of what they need
+    free (0.1: none that may not fit within the memory prediction's error). The full answer (rejection
+    counts, plans) is on the list's ``raw``.
     """
     body = _case(model, cluster, gpus, layout)
     body["top"] = top
@@ -95,6 +98,8 @@ def search(model=None, cluster=None, gpus=None, top=10, pareto=False, pins=None,
     body["pins"] = dict(pins or {})
     if no_crossing:
         body["pins"]["no_crossing"] = True
+    if headroom is not None:
+        body["pins"]["headroom"] = headroom
     raw = _call(_native.api("POST", "/api/search", _json.dumps(body)))
     rows = _Rows(_flat(rank, p) for rank, p in enumerate(raw.get("best", []), 1))
     rows.raw = raw

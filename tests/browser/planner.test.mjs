@@ -319,6 +319,28 @@ test('the search keeps pinned degrees, draws the memory-speed front and says why
   assert.equal(await page.isVisible('#pareto-plot'), false);
 });
 
+test('the search can leave a tenth of the memory free, the memory prediction’s own error', async () => {
+  // Llama 3 70B on 64 H100s at 8k tokens: the fastest layout fits with under half a GB to spare.
+  await page.goto(base + '#model=llama3-70b&cluster=dgx-h100&gpus=64&tp=2&pp=4&gbs=64&seq=8192');
+  await ready();
+  await page.click('#find-best');
+  await page.waitForSelector('#search-results li button.load', { timeout: 20000 });
+  const spare = (row) => {
+    const m = row.match(/([\d.]+) ([kMGT])B to spare/);
+    return Number(m[1]) * { k: 1e3, M: 1e6, G: 1e9, T: 1e12 }[m[2]];
+  };
+  const tight = await page.$$eval('#search-results li', (lis) => lis.map((li) => li.textContent));
+  assert.ok(spare(tight[0]) < 7.7e9, tight[0]);
+  await page.check('#headroom');
+  await page.click('#find-best');
+  await settle(() => /that fit leave less than a tenth free\.$/.test(document.querySelector('#search-summary').textContent));
+  // Each answer now leaves at least a tenth of what it needs (85.5 GB usable: 7.7 GB or more).
+  const roomy = await page.$$eval('#search-results li', (lis) => lis.map((li) => li.textContent));
+  assert.ok(roomy.length >= 1);
+  for (const r of roomy) assert.ok(spare(r) >= 7.7e9, r);
+  await page.uncheck('#headroom');
+});
+
 test('the framework decides how stages split: nanotron gives its first stage more layers', async () => {
   await page.goto(base + '#model=llama3-8b&cluster=dgx-h100&gpus=64&tp=1&pp=8&gbs=64&seq=4096');
   await ready();

@@ -82,6 +82,22 @@ def test_search_rows_are_flat_and_ranked():
     assert all(r["tp"] == 8 for r in pinned)
 
 
+def test_search_with_headroom_keeps_a_share_of_memory_free():
+    job = dict(model="llama3-70b", cluster="dgx-h100", gpus=64, global_batch=64, seq_len=8192, top=5)
+    tight = shardplan.search(**job)
+    roomy = shardplan.search(**job, headroom=0.1)
+    # The fastest layout leaves under a tenth free; with the headroom every answer leaves at least that.
+    assert tight.raw["best"][0]["memory"]["margin_bytes"] < 0.1 * tight.raw["best"][0]["memory"]["needed_bytes"]
+    for p in roomy.raw["best"]:
+        assert p["memory"]["margin_bytes"] >= 0.1 * p["memory"]["needed_bytes"]
+    assert roomy.raw["rejected"]["too_little_headroom"] > 0
+    assert roomy[0]["tokens_per_s_per_gpu"] <= tight[0]["tokens_per_s_per_gpu"]
+    with pytest.raises(ValueError, match=r"^pins\.headroom: expected a share in \[0, 1\]"):
+        shardplan.search(**job, headroom=2)
+    with pytest.raises(ValueError, match=r"^pins\.headroom: expected a number in \[0, 1\]"):
+        shardplan.search(**job, headroom="lots")
+
+
 def test_fit_lists_the_changes_that_make_it_fit():
     rows = shardplan.fit(model="llama3-70b", cluster="dgx-h100", gpus=64, tp=8, global_batch=64, seq_len=8192,
                          zero=0, micro_batch=2)
