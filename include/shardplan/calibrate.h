@@ -86,7 +86,8 @@ FitResult fit_efficiency(const std::vector<Case>& cases, const Efficiency& start
 /// (docs/validation.md, "Calibrating on your own cluster"), in their plausible ranges: the classic
 /// caching allocator's share of the activations (`fragmentation`, reserved less allocated) and the
 /// runtime beside it (`reserve_gb`, the device figure less the reserved). A reserved reading moves the
-/// first, a device reading (nvidia-smi) both; an allocated reading neither, as no constant sets it.
+/// first (and the second where the cache is trimmed to what the card leaves), a device reading
+/// (nvidia-smi) both; an allocated reading neither, as no constant sets it.
 const std::vector<FitParam>& memory_fit_params();
 
 struct MemoryScore {
