@@ -295,7 +295,7 @@ MemoryScore memory_score(const std::vector<Case>& cases, const Efficiency& eff, 
         if (!r.memory_error) continue;
         abs.push_back(std::fabs(*r.memory_error));
         sgn.push_back(*r.memory_error);
-        if (*r.memory_error < -0.10) ++s.under_10;
+        if (memory_far_under(*r.memory_error)) ++s.under_10;
         log_sum += std::fabs(std::log1p(*r.memory_error));
     }
     s.memory = error_stats(abs, sgn);

@@ -296,7 +296,7 @@ ValidationReport validate_cases(const CaseList& list) {
                     a->abs.push_back(std::fabs(*r.memory_error));
                     a->sgn.push_back(*r.memory_error);
                 }
-                if (*r.memory_error < -0.10) {
+                if (memory_far_under(*r.memory_error)) {
                     ++s.memory_under_10;
                     ++s.memory_under_10_by_kind[r.memory_kind];
                 }

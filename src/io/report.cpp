@@ -132,9 +132,9 @@ std::vector<std::string> plan_findings(const Plan& p) {
         // The prediction's own error: measured memory has run more than 10 % above it on published runs.
         out.push_back(fmt::format("Fits with {} to spare, under a tenth of the {:.1f} GB its allocations need: "
                                   "measured memory has run more than 10 % above the prediction on published runs "
-                                  "(docs/validation.md, Memory), so it may not fit. A search with a headroom of 0.1 "
+                                  "(docs/validation.md, Memory), so it may not fit. A search with a headroom of {:g} "
                                   "keeps to layouts that leave a tenth.",
-                                  format_value(p.margin_bytes(), Unit::bytes), p.needed_bytes / gb));
+                                  format_value(p.margin_bytes(), Unit::bytes), p.needed_bytes / gb, kTightMargin));
     }
     // nanotron's pipeline engine with PyTorch's classic allocator near the card: the Ultra-Scale Playbook's
     // runs so planned (device figure 90 % of usable or more) ran 2.5-11.5x slower than planned, 12 of 14;
