@@ -270,3 +270,48 @@ TEST(Invariants, TheSearchsBoundsHold) {
     });
     EXPECT_GE(variants, 400);  // pipelines under DualPipe and VPP 4 among them
 }
+
+
+// Scale never buys throughput it should not: a sequence twice as long (the same sequences a step) keeps
+// no fewer activations and takes no less time; a step with twice the micro-batches never runs fewer
+// tokens/s per GPU (its fill, drain and DP traffic are spread over more); twice the replicas under plain
+// DP (ZeRO 0, each replica's work the same) never run more tokens/s per GPU, their gradient all-reduce
+// being no cheaper (under ZeRO 1-3 they may: each GPU steps a smaller shard of the optimizer state).
+// More HBM changes no time and never unfits a layout.
+TEST(Invariants, ScaleNeverBuysThroughputItShouldNot) {
+    int replicas = 0;
+    each_valid_layout(20261207, 300, any_layout, [&](const Drawn& d, const Plan& p, const std::string& id) {
+        Layout longer = d.layout;
+        longer.seq_len *= 2;
+        const Plan q = evaluate(d.model, d.cluster, longer);
+        if (!q.rejection) {
+            EXPECT_GE(q.memory.activations_bytes, p.memory.activations_bytes * (1 - 1e-12)) << id << " seq ×2";
+            EXPECT_GE(q.time.step_s, p.time.step_s * (1 - 1e-9)) << id << " seq ×2";
+        }
+        Layout more = d.layout;
+        more.global_batch *= 2;
+        const Plan r = evaluate(d.model, d.cluster, more);
+        if (!r.rejection)
+            EXPECT_GE(r.throughput.tokens_per_s_per_gpu, p.throughput.tokens_per_s_per_gpu * (1 - 1e-9)) << id << " batch ×2";
+        if (d.layout.zero == 0) {
+            ClusterSpec c = d.cluster;
+            c.gpus *= 2;
+            Layout wider = d.layout;
+            wider.dp *= 2;
+            wider.global_batch *= 2;
+            const Plan w = evaluate(d.model, c, wider);
+            if (!w.rejection) {
+                ++replicas;
+                EXPECT_LE(w.throughput.tokens_per_s_per_gpu, p.throughput.tokens_per_s_per_gpu * (1 + 1e-9)) << id << " dp ×2";
+            }
+        }
+        ClusterSpec roomier = d.cluster;
+        roomier.gpu.hbm_bytes *= 2;
+        roomier.gpu.hbm_usable_bytes *= 2;
+        const Plan h = evaluate(d.model, roomier, d.layout);
+        ASSERT_FALSE(h.rejection) << id << " HBM ×2";
+        if (p.memory_fits) EXPECT_TRUE(h.memory_fits) << id << " HBM ×2";
+        EXPECT_NEAR(h.time.step_s, p.time.step_s, 1e-9 * p.time.step_s) << id << " HBM ×2";
+    });
+    EXPECT_GE(replicas, 50);
+}
