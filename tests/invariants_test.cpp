@@ -315,3 +315,35 @@ TEST(Invariants, ScaleNeverBuysThroughputItShouldNot) {
     });
     EXPECT_GE(replicas, 50);
 }
+
+
+// Splitting the model further never holds more on a GPU: at half the DP, with the same micro-batches a
+// replica, twice the CP or TP holds no more model state (ZeRO 0, whose state DP does not shard) and no
+// more allocated memory while the passes run (where the optimizer step is the peak, activations are gone
+// and the two moments are not compared); twice the PP holds no more model state. The fullest stage may
+// change with the split, its share of the embedding or the final norm with it: 1e-5 of slack.
+TEST(Invariants, SplittingFurtherNeverHoldsMore) {
+    int compared = 0;
+    each_valid_layout(20261209, 300, any_layout, [&](const Drawn& d, const Plan& p, const std::string& id) {
+        if (d.layout.zero != 0 || d.layout.dp % 2 || global_batch(d.layout) % 2) return;
+        const auto state = [](const Plan& x) {
+            return x.memory.weights_bytes + x.memory.grads_bytes + x.memory.optimizer_bytes;
+        };
+        const auto split = [&](const char* what, auto&& change, bool passes) {
+            Layout l = d.layout;
+            change(l);
+            l.dp /= 2;
+            l.global_batch /= 2;
+            const Plan q = evaluate(d.model, d.cluster, l);
+            if (q.rejection) return;
+            ++compared;
+            EXPECT_LE(state(q), state(p) * (1 + 1e-5)) << id << " " << what;
+            if (passes && p.memory.peak != PeakMoment::optimizer && q.memory.peak != PeakMoment::optimizer)
+                EXPECT_LE(q.memory.allocated_bytes(), p.memory.allocated_bytes() * (1 + 1e-5)) << id << " " << what;
+        };
+        split("cp ×2", [](Layout& l) { l.cp *= 2; }, true);
+        split("tp ×2", [](Layout& l) { l.tp *= 2; }, true);
+        split("pp ×2", [](Layout& l) { l.pp *= 2; }, false);
+    });
+    EXPECT_GE(compared, 100);
+}
