@@ -169,6 +169,10 @@ TEST(Compute, UnfusedAttentionPassesItsScoresThroughHbm) {
     EXPECT_NEAR(plain.bwd_s - flash.bwd_s, 2.0 * core - 2.9 * flash.attn_fwd_s + 2.0 * scores, 1e-12);
     EXPECT_NEAR(dropped.fwd_s - flash.fwd_s, core - flash.attn_fwd_s + 2'415'919'104.0 / hbm, 1e-12);
     EXPECT_DOUBLE_EQ(plain.model_flops, flash.model_flops);  // the model's FLOPs stay the causal count
+    // The attention core's share of the backward, under which CP's ring hides: each kernel's own backward
+    // (the host's launches cost nothing here, so no gaps stretch it), not one factor for both.
+    EXPECT_NEAR(flash.attn_bwd_s, 2.9 * flash.attn_fwd_s, 1e-15);
+    EXPECT_NEAR(plain.attn_bwd_s, 2.0 * core, 1e-15);
     // Megatron's selective default replays the core: its GEMMs and its scores' traffic.
     l.dropout = false;
     l.recompute = Recompute::selective;

@@ -440,6 +440,15 @@ TEST(Precision, Fp8KeepsQuantizedGemmInputsAndWeightCopies) {
     EXPECT_NEAR(bf16.activations_bytes - fp8.activations_bytes, 32 * saved_per_layer, 1e-6 * bf16.activations_bytes);
     const StageParams p = stage_params(m, l, s);
     EXPECT_NEAR(fp8.other_bytes - bf16.other_bytes, 2.0 * (p.total() - p.embedding), 1e3);
+    // With the attention core recomputed (Megatron's selective default, core_attn) its replay makes O
+    // again, so flash's bf16 copy goes with the core's fp32 log-sum-exp: per token and layer 2 · 4,096 +
+    // 4 · 32 heads = 8,320 bytes fewer. What stays is the output projection's FP8 copy, as under the
+    // unfused core, whose recomputed scores leave the same tensors behind.
+    l.recompute = Recompute::selective;
+    const MemoryBreakdown core = stage_memory_in_passes(m, c, l, s, 1.0);
+    EXPECT_NEAR(fp8.activations_bytes - core.activations_bytes, 32 * T * (2 * 4096 + 4 * 32), 1e-9 * fp8.activations_bytes);
+    l.attention_kernel = AttentionKernel::unfused;
+    EXPECT_NEAR(stage_memory_in_passes(m, c, l, s, 1.0).activations_bytes, core.activations_bytes, 1e-9 * core.activations_bytes);
 }
 
 TEST(Import, TorchtitanKernelsFollowTorchCompile) {

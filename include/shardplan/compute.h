@@ -29,6 +29,7 @@ struct LayerWork {
     double wgrad_s = 0;          // the weight-gradient share of bwd_s (zero-bubble schedules defer it)
     double recompute_s = 0;      // time of the recomputed forward part, paid during the backward
     double attn_fwd_s = 0;       // attention core's share of the forward (CP hides its ring traffic under it)
+    double attn_bwd_s = 0;       // and of the backward (flash: 2.9 × the forward's; unfused: 2 ×)
     double gemm_fwd_s = 0;       // the linear layers' GEMMs' share of the forward (TP overlap hides its traffic under them)
     double grad_accum_s = 0;     // part of bwd_s and wgrad_s: adding the gradients into the accumulation buffer
     double unaligned_fwd_s = 0;  // the forward's GEMMs whose operand rows are not whole 16-byte vectors (gemm_aligned)

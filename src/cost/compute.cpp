@@ -360,14 +360,19 @@ LayerWork layer_work(const ModelSpec& m, const ClusterSpec& c, const Layout& l, 
     // fused_host_share of those, and each per-expert GEMM (two forward, four backward). Issued by the host,
     // each takes an eager layer's share of its launch time (fused kernels are fewer launches, not cheaper
     // ones) and the pass shows part of it (with_host_s); replayed as one CUDA graph (layout.cuda_graphs
-    // full) the host issues none, and each kernel node starts graph_node_gap after the one before.
+    // full) the host issues none, and each kernel node starts graph_node_gap after the one before. The
+    // eager form lets kernels the host queued ahead start with no gap at all, so on a GPU-bound pass the
+    // nodes' gaps would make the graph the slower; a replay never adds to what the same kernels take
+    // queued by the host, so the graph takes the shorter of the two (docs/validation.md, "The host's
+    // launch cost": the gap as a floor for queued kernels too read worse held out).
     const double layer_kernels = kLayerKernels * (l.kernels == Kernels::fused ? c.gpu.eff.fused_host_share : 1.0);
     const double fwd_kernels = layer_kernels / 3.0 + 2.0 * x.expert_launches;
     const double bwd_kernels = 2.0 * layer_kernels / 3.0 + 4.0 * x.expert_launches;
     const double launch_s = c.gpu.eff.layer_overhead_s / kLayerKernels;
     auto pass_s = [&](double gpu_s, double kernels) {
-        return l.cuda_graphs == CudaGraphs::full ? gpu_s + kernels * c.gpu.eff.graph_node_gap_s
-                                                 : with_host_s(gpu_s, kernels * launch_s);
+        const double eager_s = with_host_s(gpu_s, kernels * launch_s);
+        return l.cuda_graphs == CudaGraphs::full ? std::min(gpu_s + kernels * c.gpu.eff.graph_node_gap_s, eager_s)
+                                                 : eager_s;
     };
 
     LayerWork w;
@@ -392,8 +397,12 @@ LayerWork layer_work(const ModelSpec& m, const ClusterSpec& c, const Layout& l, 
                                   c, l);
     w.wgrad_s = g.time_s + w.grad_accum_s;
     const double attn_bwd = unfused ? kUnfusedAttnBwdFactor : kAttnBwdFactor;
-    w.bwd_s = std::max(pass_s(2.0 * g.time_s + attn_bwd * attn_fwd_s + 2.0 * elem_s, bwd_kernels), 2.0 * paced_s / 3.0) +
-              w.grad_accum_s;
+    const double bwd_gpu_s = 2.0 * g.time_s + attn_bwd * attn_fwd_s + 2.0 * elem_s;
+    const double bwd_pass_s = std::max(pass_s(bwd_gpu_s, bwd_kernels), 2.0 * paced_s / 3.0);
+    w.bwd_s = bwd_pass_s + w.grad_accum_s;
+    // The attention core's share of the backward's wall time, its kernel's own backward (CP's ring hides
+    // under it as under the forward's).
+    w.attn_bwd_s = attn_bwd * attn_fwd_s * (bwd_gpu_s > 0 ? bwd_pass_s / bwd_gpu_s : 1.0);
     w.model_flops = 3.0 * (g.flops + attn_flops);
     switch (l.recompute) {
         case Recompute::full:

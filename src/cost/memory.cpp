@@ -86,10 +86,13 @@ ActParts layer_activations(const ModelSpec& m, const Layout& l, bool moe_layer) 
     // Attention: Q, K, V feed the core; its output O feeds the output projection.
     keep(kElem * T * (qw + vw) / tp, mla && recomputes(l, RecomputeModule::mla_up_proj));
     keep(kElem * T * kw / tp, alt || (mla && recomputes(l, RecomputeModule::mla_up_proj)));  // K: the second matmul
-    // O: flash attention's backward needs it in bf16; the output projection keeps its own copy when that
-    // is a quantized one.
-    const double o_bytes = l.attention_kernel != AttentionKernel::unfused && gin != kElem ? kElem + gin : gin;
-    keep(o_bytes * T * (mla ? vw : qw) / tp, false);
+    // O: the output projection keeps it (its quantized copy under FP8); flash attention's backward needs
+    // it in bf16 as well, a tensor of its own where the projection's is quantized, which the attention
+    // core's replay makes again when core_attn is recomputed (the checkpointed region keeps only its
+    // inputs). The unfused core's backward needs the probabilities and V, not O.
+    const double o_elems = T * (mla ? vw : qw) / tp;
+    keep(gin * o_elems, false);
+    if (l.attention_kernel != AttentionKernel::unfused && gin != kElem) keep(kElem * o_elems, rc_core);
     if (mla)  // the compressed q and kv latents feed the up-projections (replicated over tp)
         keep(gin * T * static_cast<double>(m.mla->q_lora_rank + m.mla->kv_lora_rank + m.mla->qk_rope_head_dim), false);
     if (l.attention_kernel != AttentionKernel::unfused) {

@@ -218,7 +218,7 @@ LayerComm layer_comm(const ModelSpec& m, const Layout& l, const std::vector<Grou
     };
     const double cp_steps = static_cast<double>(l.cp - 1);
     x.cp_fwd_exp = beside(cp_steps * x.cp.time_s, eff.overlap_cp * dense.attn_fwd_s);
-    x.cp_bwd_exp = beside(2.0 * cp_steps * x.cp.time_s, eff.overlap_cp * 2.5 * dense.attn_fwd_s);
+    x.cp_bwd_exp = beside(2.0 * cp_steps * x.cp.time_s, eff.overlap_cp * dense.attn_bwd_s);
     x.ep_exp = x.ep.time_s;
     // EP: exposed in full, unless a forward chunk of one micro-batch is paired with a backward chunk of
     // another and each one's all-to-alls run under the other's computation: DualPipe (DeepSeek-V3 report
