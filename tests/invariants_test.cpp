@@ -352,9 +352,11 @@ TEST(Invariants, SplittingFurtherNeverHoldsMore) {
 
 // A setting that only removes work or waiting never costs time, and one that only drops stored tensors
 // never costs memory, for every valid layout drawn: each overlap switched on (DP, TP, EP), the step as one
-// CUDA graph, fused kernels, overlapped pipeline sends, deeper interleaving; flash attention against the
-// unfused core, no dropout, expandable segments, and one more module replayed beside the attention core
-// (torchtitan's every_second_gemm excepted: its policy saves outputs autograd would not keep). Memory is
+// CUDA graph, fused kernels, overlapped pipeline sends, deeper interleaving, fused gradient accumulation,
+// balanced routing, grouped expert GEMMs, DeepEP's deduplicated dispatch, bucketed ZeRO-3; flash attention
+// against the unfused core, no dropout, expandable segments, gradients as views of the bucket, a fused
+// loss, 8-bit weights alone, and one more module replayed beside the attention core (torchtitan's
+// every_second_gemm excepted: its policy saves outputs autograd would not keep). Memory is
 // compared as what the allocations need (allocated + runtime of the fullest stage), which the allocator's
 // cache, trimmed to the card, does not blur. It found two: under FP8 flash attention's bf16 copy of its
 // output kept when the attention core is recomputed (the replay makes it again), so the unfused core held
@@ -397,6 +399,24 @@ TEST(Invariants, SettingsThatOnlyHelpNeverCost) {
         smaller("no dropout", [](Layout& l) { l.dropout = true; }, [](Layout& l) { l.dropout = false; });
         smaller("expandable segments", [](Layout& l) { l.allocator = Allocator::classic; },
                 [](Layout& l) { l.allocator = Allocator::expandable; });
+        faster("fused accumulation", [](Layout& l) { l.grad_accumulation = GradAccumulation::eager; },
+               [](Layout& l) { l.grad_accumulation = GradAccumulation::fused; });
+        faster("balanced routing", [](Layout& l) { l.moe_imbalance = 1.5; }, [](Layout& l) { l.moe_imbalance = 1.0; });
+        if (d.model.moe) {
+            faster("grouped experts", [](Layout& l) { l.expert_gemms = ExpertGemms::per_expert; },
+                   [](Layout& l) { l.expert_gemms = ExpertGemms::grouped; });
+            faster("DeepEP", [](Layout& l) { l.moe_dispatcher = Dispatcher::alltoall; },
+                   [](Layout& l) { l.moe_dispatcher = Dispatcher::deepep; });
+        }
+        if (d.layout.zero == 3)
+            faster("bucketed ZeRO-3", [](Layout& l) { l.zero3_comm = Zero3Comm::per_tensor; },
+                   [](Layout& l) { l.zero3_comm = Zero3Comm::bucketed; });
+        smaller("gradient views", [](Layout& l) { l.grad_buckets = GradBuckets::copies; },
+                [](Layout& l) { l.grad_buckets = GradBuckets::views; });
+        smaller("fused loss", [](Layout& l) { l.cross_entropy = CrossEntropy::upcast; },
+                [](Layout& l) { l.cross_entropy = CrossEntropy::fused; });
+        if (d.layout.precision == Precision::fp8)
+            smaller("8-bit weights", [](Layout& l) { l.fp8_params = false; }, [](Layout& l) { l.fp8_params = true; });
         if (d.layout.recompute == Recompute::selective)
             for (RecomputeModule m : {RecomputeModule::layernorm, RecomputeModule::mlp, RecomputeModule::moe_act,
                                       RecomputeModule::moe, RecomputeModule::mla_up_proj, RecomputeModule::mlp_act})
@@ -404,7 +424,10 @@ TEST(Invariants, SettingsThatOnlyHelpNeverCost) {
                         [m](Layout& l) { l.recompute_modules = module_bit(RecomputeModule::core_attn) | module_bit(m); });
     });
     for (const char* what : {"DP overlap", "TP overlap", "EP overlap", "CUDA graph", "fused kernels", "overlapped sends",
-                             "flash attention", "no dropout", "expandable segments", "a module more"})
+                             "fused accumulation", "balanced routing", "grouped experts", "DeepEP", "flash attention",
+                             "no dropout", "expandable segments", "gradient views", "fused loss", "8-bit weights",
+                             "a module more"})
         EXPECT_GE(compared[what], 100) << what;
     EXPECT_GE(compared["VPP 4"], 30);
+    EXPECT_GE(compared["bucketed ZeRO-3"], 50);
 }
