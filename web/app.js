@@ -32,6 +32,10 @@ function fmtBytes(v) {
   if (a >= 1e6) return (v / 1e6).toFixed(1) + ' MB';
   return (v / 1e3).toFixed(1) + ' kB';
 }
+// Tokens/s as the terminal report prints them: millions from a million up, whole tokens below.
+function fmtTokens(v) {
+  return v >= 1e6 ? (v / 1e6).toFixed(2) + ' M' : Math.round(v).toLocaleString('en-US');
+}
 function fmtTime(s) {
   if (s === 0) return '0 s';
   if (s >= 1) return s.toFixed(3) + ' s';
@@ -254,7 +258,7 @@ async function update(field) {
 function render(p) {
   document.body.dataset.ready = '1';
   $('tps').textContent = Math.round(p.throughput.tokens_per_s_per_gpu).toLocaleString('en-US') + ' tokens/s/GPU';
-  $('tps-cluster').textContent = `${(p.throughput.tokens_per_s / 1e6).toFixed(2)} M tokens/s for the cluster`;
+  $('tps-cluster').textContent = `${fmtTokens(p.throughput.tokens_per_s)} tokens/s for the cluster`;
   const [lo, hi] = p.throughput.tokens_per_s_per_gpu_range, basis = p.throughput.range_basis;
   $('tps-range').textContent = basis.runs > 0
     ? `80 % range ${Math.round(lo).toLocaleString('en-US')}–${Math.round(hi).toLocaleString('en-US')}: from ${basis.runs} held-out published runs like it (${basis.class})`

@@ -310,7 +310,8 @@ test('the search keeps pinned degrees, draws the memory-speed front and says why
   assert.ok(await smallestLabelPx('#pareto-plot') >= 10, 'Pareto labels readable');
   assert.ok(dots.length >= 1 && dots.every((w) => w > 0), JSON.stringify(dots));
   // The cluster's throughput and the three memory figures are shown with the plan.
-  assert.match(await page.textContent('#tps-cluster'), /M tokens\/s for the cluster$/);
+  // Llama 3 8B on 16 GPUs runs well under a million tokens/s: whole tokens, as the terminal prints them.
+  assert.match(await page.textContent('#tps-cluster'), /^\d{1,3}(,\d{3})+ tokens\/s for the cluster$/);
   assert.match(await page.textContent('#mem-stage'), /allocated [\d.]+ GB, reserved [\d.]+ GB, device [\d.]+ GB$/);
   await page.uncheck('#pin-tp');
   await page.uncheck('#pareto');
