@@ -272,7 +272,6 @@ TEST(Invariants, TheSearchsBoundsHold) {
     EXPECT_GE(variants, 400);  // pipelines under DualPipe and VPP 4 among them
 }
 
-
 // Scale never buys throughput it should not: a sequence twice as long (the same sequences a step) keeps
 // no fewer activations and takes no less time; a step with twice the micro-batches never runs fewer
 // tokens/s per GPU (its fill, drain and DP traffic are spread over more); twice the replicas under plain
@@ -317,7 +316,6 @@ TEST(Invariants, ScaleNeverBuysThroughputItShouldNot) {
     EXPECT_GE(replicas, 50);
 }
 
-
 // Splitting the model further never holds more on a GPU: at half the DP, with the same micro-batches a
 // replica, twice the CP or TP holds no more model state (ZeRO 0, whose state DP does not shard) and no
 // more allocated memory while the passes run (where the optimizer step is the peak, activations are gone
@@ -349,7 +347,6 @@ TEST(Invariants, SplittingFurtherNeverHoldsMore) {
     EXPECT_GE(compared, 100);
 }
 
-
 // A setting that only removes work or waiting never costs time, and one that only drops stored tensors
 // never costs memory, for every valid layout drawn: each overlap switched on (DP, TP, EP), the step as one
 // CUDA graph, fused kernels, overlapped pipeline sends, deeper interleaving, fused gradient accumulation,
@@ -361,7 +358,10 @@ TEST(Invariants, SplittingFurtherNeverHoldsMore) {
 // cache, trimmed to the card, does not blur. It found two: under FP8 flash attention's bf16 copy of its
 // output kept when the attention core is recomputed (the replay makes it again), so the unfused core held
 // less; and a full CUDA graph's node gaps making a GPU-bound pass slower than the same kernels queued by
-// the host. The zero-bubble schedule's list-scheduling anomaly is allowed 1 % (FasterHardwareNeverSlowsAStep).
+// the host. Comparing the two attention kernels by time found a third, CP's ring hidden in the backward
+// under 2.5 × the forward's attention for both; that comparison is not kept, the kernels' times not being
+// ordered where CP's ring is the bound and the slower core hides more of it. The zero-bubble schedule's
+// list-scheduling anomaly is allowed 1 % (FasterHardwareNeverSlowsAStep).
 TEST(Invariants, SettingsThatOnlyHelpNeverCost) {
     std::map<std::string, int> compared;
     each_valid_layout(20261210, 400, any_layout, [&](const Drawn& d, const Plan&, const std::string& id) {
