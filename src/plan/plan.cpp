@@ -132,7 +132,8 @@ MemoryBreakdown with_in_flight(const StageClass& k, double in_flight, double fra
 void place_memory(const Scratch& x, const std::vector<double>& in_flight, double fragmentation, Plan& plan) {
     // The fullest stage holds the most with its allocator cache; but the cache yields to allocations
     // (MemoryBreakdown::trim_cache), so allocated + runtime decide what fits, and a stage that does not fit
-    // comes before one that does.
+    // comes before one that does. Among stages that do not fit, the one whose allocations need the most is
+    // the fullest: trimmed, each holds just that, and it is the one the report says is short.
     bool worst_over = false;
     double worst = -1;
     plan.needed_bytes = 0;
@@ -141,7 +142,7 @@ void place_memory(const Scratch& x, const std::vector<double>& in_flight, double
         const double needed = mem.allocated_bytes() + mem.runtime_bytes;
         plan.needed_bytes = std::max(plan.needed_bytes, needed);
         const bool over = needed > plan.capacity_bytes;
-        const double key = mem.total_bytes();
+        const double key = over ? needed : mem.total_bytes();
         if ((over && !worst_over) || (over == worst_over && key > worst)) {
             worst_over = over;
             worst = key;
