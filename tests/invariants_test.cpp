@@ -27,8 +27,9 @@ T pick(std::mt19937_64& rng, std::initializer_list<T> xs) {
 }
 
 Drawn draw(std::mt19937_64& rng) {
-    static const char* models[] = {"llama3-8b", "llama3-70b", "gpt3-175b", "mixtral-8x7b", "deepseek-v3",
-                                   "qwen3-30b-a3b", "nemotron4-340b", "gpt-oss-120b", "qwen3-235b-a22b", "mixtral-8x22b", "llama3-405b"};
+    static const char* models[] = {"llama3-8b",     "llama3-70b",     "gpt3-175b",    "mixtral-8x7b",
+                                   "deepseek-v3",   "qwen3-30b-a3b",  "nemotron4-340b", "gpt-oss-120b",
+                                   "qwen3-235b-a22b", "mixtral-8x22b", "llama3-405b"};
     static const char* clusters[] = {"dgx-h100", "dgx-a100", "nvl72", "mi300x", "dgx-b200", "gb200-nvl72", "aws-p5"};
     std::uniform_int_distribution<size_t> dm(0, std::size(models) - 1), dc(0, std::size(clusters) - 1);
     Drawn d{preset_model(models[dm(rng)]), preset_cluster(clusters[dc(rng)]), Layout{}};
@@ -45,8 +46,8 @@ Drawn draw(std::mt19937_64& rng) {
     l.zero = pick<int>(rng, {0, 1, 2, 3});
     l.recompute = pick(rng, {Recompute::none, Recompute::selective, Recompute::full});
     l.sequence_parallel = l.tp > 1 && pick(rng, {true, false});
-    l.precision = pick(rng, {Precision::bf16, Precision::fp8});
-    l.schedule = pick(rng, {Schedule::one_f_one_b, Schedule::gpipe, Schedule::interleaved, Schedule::zb});
+    l.precision = pick(rng, {Precision::bf16, Precision::fp8, Precision::mxfp8, Precision::nvfp4});
+    l.schedule = pick(rng, {Schedule::one_f_one_b, Schedule::gpipe, Schedule::interleaved, Schedule::zb, Schedule::dualpipe});
     if (l.schedule == Schedule::interleaved) l.vpp = 2;
     // nanotron's ways half the time: eager kernels, stages split by cost (ranks may hold no layer), DDP's
     // bucket copies of the gradients.
@@ -59,6 +60,14 @@ Drawn draw(std::mt19937_64& rng) {
 }
 
 bool finite_nonneg(double v) { return std::isfinite(v) && v >= 0; }
+
+/// How much longer a step may come out when one of its parts gets shorter: none, but the zero-bubble and
+/// DualPipe schedules place their passes greedily into idle time, so a shorter pass can move others and
+/// lengthen the step a little (a list scheduling anomaly, Graham 1969; the zero-bubble schedule's 0.4 % at
+/// most over 6,000 layouts).
+double schedule_slack(const Layout& l) {
+    return l.schedule == Schedule::zb || l.schedule == Schedule::dualpipe ? 1e-2 : 1e-9;
+}
 
 /// A stage's weights, gradients and optimizer state.
 double model_state(const MemoryBreakdown& m) { return m.weights_bytes + m.grads_bytes + m.optimizer_bytes; }
@@ -179,11 +188,17 @@ TEST(Invariants, MoreWorkNeverCostsLessAndTheRangeHoldsThePrediction) {
             l.recompute = r;
             const Plan x = evaluate(d.model, d.cluster, l);
             if (x.rejection) continue;
+            // The most any stage keeps (the fullest stage by memory may change: the LM head's, say, once
+            // the layers before it keep less). A stage of one layer is left out: under full recomputation
+            // it holds that layer's whole working set and its checkpointed input as well.
+            double most = 0;
+            for (const StageReport& s : x.stages)
+                if (s.stage.layers > 1) most = std::max(most, s.memory.activations_bytes);
             if (kept >= 0) {
-                EXPECT_LE(x.memory.activations_bytes, kept * (1 + 1e-12)) << id << " " << enum_name(r);
+                EXPECT_LE(most, kept * (1 + 1e-12)) << id << " " << enum_name(r);
                 EXPECT_GE(x.time.compute_s + x.time.recompute_s, step * (1 - 1e-12)) << id << " " << enum_name(r);
             }
-            kept = x.memory.activations_bytes;
+            kept = most;
             step = x.time.compute_s + x.time.recompute_s;
         }
     });
@@ -194,9 +209,8 @@ TEST(Invariants, MoreWorkNeverCostsLessAndTheRangeHoldsThePrediction) {
 // never lose). Catches a schedule or overlap rule that turns a shorter term into a longer step; it found
 // two: the dense and the expert parameters' DP traffic each hidden under the whole compute window (a
 // MoE FSDP step 3.4 % slower on twice the peak), and CP's ring hidden under the attention's GPU time
-// where the host sets the pace (0.7 %). The zero-bubble schedule places its weight-gradient passes
-// greedily into idle time, so a shorter pass can move them and lengthen the step a little (a list
-// scheduling anomaly, Graham 1969: 0.4 % at most over 6,000 layouts): it is held to 1 %.
+// where the host sets the pace (0.7 %). The zero-bubble and DualPipe schedules are held to 1 %
+// (schedule_slack).
 TEST(Invariants, FasterHardwareNeverSlowsAStep) {
     each_valid_layout(20261203, 600, any_layout, [](const Drawn& d, const Plan& p, const std::string& id) {
         const auto faster = [&](const char* what, auto&& change) {
@@ -204,7 +218,7 @@ TEST(Invariants, FasterHardwareNeverSlowsAStep) {
             change(c.gpu);
             const Plan q = evaluate(d.model, c, d.layout);
             ASSERT_FALSE(q.rejection) << id << " " << what;
-            const double slack = d.layout.schedule == Schedule::zb ? 1e-2 : 1e-9;
+            const double slack = schedule_slack(d.layout);
             EXPECT_LE(q.time.step_s, p.time.step_s * (1 + slack)) << id << " " << what;
         };
         faster("scale-out ×2", [](GpuSpec& g) { g.scale_out_Bps *= 2; });
@@ -225,7 +239,7 @@ TEST(Invariants, FasterHardwareNeverSlowsAStep) {
             c.scale_up_domain *= 2;
             const Plan q = evaluate(d.model, c, d.layout);
             ASSERT_FALSE(q.rejection) << id << " domain ×2";
-            const double slack = d.layout.schedule == Schedule::zb ? 1e-2 : 1e-9;
+            const double slack = schedule_slack(d.layout);
             EXPECT_LE(q.time.step_s, p.time.step_s * (1 + slack)) << id << " domain ×2";
         }
     });
@@ -295,22 +309,24 @@ TEST(Invariants, TheSearchsBoundsHold) {
 // tokens/s per GPU (its fill, drain and DP traffic are spread over more); twice the replicas under plain
 // DP (ZeRO 0, each replica's work the same) never run more tokens/s per GPU, their gradient all-reduce
 // being no cheaper (under ZeRO 1-3 they may: each GPU steps a smaller shard of the optimizer state).
-// More HBM changes no time and never unfits a layout.
+// More HBM changes no time and never unfits a layout. The greedy schedules are allowed their 1 %
+// (schedule_slack).
 TEST(Invariants, ScaleNeverBuysThroughputItShouldNot) {
     int replicas = 0;
     each_valid_layout(20261207, 300, any_layout, [&](const Drawn& d, const Plan& p, const std::string& id) {
+        const double slack = schedule_slack(d.layout);
         Layout longer = d.layout;
         longer.seq_len *= 2;
         const Plan q = evaluate(d.model, d.cluster, longer);
         if (!q.rejection) {
             EXPECT_GE(q.memory.activations_bytes, p.memory.activations_bytes * (1 - 1e-12)) << id << " seq ×2";
-            EXPECT_GE(q.time.step_s, p.time.step_s * (1 - 1e-9)) << id << " seq ×2";
+            EXPECT_GE(q.time.step_s, p.time.step_s * (1 - slack)) << id << " seq ×2";
         }
         Layout more = d.layout;
         more.global_batch *= 2;
         const Plan r = evaluate(d.model, d.cluster, more);
         if (!r.rejection)
-            EXPECT_GE(r.throughput.tokens_per_s_per_gpu, p.throughput.tokens_per_s_per_gpu * (1 - 1e-9)) << id << " batch ×2";
+            EXPECT_GE(r.throughput.tokens_per_s_per_gpu, p.throughput.tokens_per_s_per_gpu * (1 - slack)) << id << " batch ×2";
         if (d.layout.zero == 0) {
             ClusterSpec c = d.cluster;
             c.gpus *= 2;
@@ -320,7 +336,7 @@ TEST(Invariants, ScaleNeverBuysThroughputItShouldNot) {
             const Plan w = evaluate(d.model, c, wider);
             if (!w.rejection) {
                 ++replicas;
-                EXPECT_LE(w.throughput.tokens_per_s_per_gpu, p.throughput.tokens_per_s_per_gpu * (1 + 1e-9)) << id << " dp ×2";
+                EXPECT_LE(w.throughput.tokens_per_s_per_gpu, p.throughput.tokens_per_s_per_gpu * (1 + slack)) << id << " dp ×2";
             }
         }
         ClusterSpec roomier = d.cluster;
@@ -369,7 +385,7 @@ TEST(Invariants, SplittingFurtherNeverHoldsMore) {
 
 // A setting that only removes work or waiting never costs time, and one that only drops stored tensors
 // never costs memory, for every valid layout drawn: each overlap switched on (DP, TP, EP), the step as one
-// CUDA graph, fused kernels, overlapped pipeline sends, deeper interleaving, fused gradient accumulation,
+// CUDA graph, fused kernels, overlapped pipeline sends, fused gradient accumulation,
 // balanced routing, grouped expert GEMMs, DeepEP's deduplicated dispatch, bucketed ZeRO-3; flash attention
 // against the unfused core, no dropout, expandable segments, gradients as views of the bucket, a fused
 // loss, 8-bit weights alone, and one more module replayed beside the attention core (torchtitan's
@@ -381,7 +397,9 @@ TEST(Invariants, SplittingFurtherNeverHoldsMore) {
 // the host. Comparing the two attention kernels by time found a third, CP's ring hidden in the backward
 // under 2.5 × the forward's attention for both; that comparison is not kept, the kernels' times not being
 // ordered where CP's ring is the bound and the slower core hides more of it. The zero-bubble schedule's
-// list-scheduling anomaly is allowed 1 % (FasterHardwareNeverSlowsAStep).
+// list-scheduling anomaly is allowed 1 % (schedule_slack). Deeper interleaving is not
+// among them: it shrinks the bubble but multiplies the pipeline's sends, and across nodes those can cost
+// more (VPP 4 read 3 % slower than VPP 2 for GPT-OSS 120B on 64 B200s at PP 4).
 TEST(Invariants, SettingsThatOnlyHelpNeverCost) {
     std::map<std::string, int> compared;
     each_valid_layout(20261210, 400, any_layout, [&](const Drawn& d, const Plan&, const std::string& id) {
@@ -395,7 +413,7 @@ TEST(Invariants, SettingsThatOnlyHelpNeverCost) {
         const auto faster = [&](const char* what, auto&& without, auto&& with) {
             both(without, with, [&](const Plan& pa, const Plan& pb) {
                 ++compared[what];
-                const double slack = d.layout.schedule == Schedule::zb ? 1e-2 : 1e-9;
+                const double slack = schedule_slack(d.layout);
                 EXPECT_LE(pb.time.step_s, pa.time.step_s * (1 + slack)) << id << " " << what;
             });
         };
@@ -412,8 +430,6 @@ TEST(Invariants, SettingsThatOnlyHelpNeverCost) {
         faster("fused kernels", [](Layout& l) { l.kernels = Kernels::eager; }, [](Layout& l) { l.kernels = Kernels::fused; });
         faster("overlapped sends", [](Layout& l) { l.pipeline_sends = PipelineSends::blocking; },
                [](Layout& l) { l.pipeline_sends = PipelineSends::overlapped; });
-        if (d.layout.schedule == Schedule::interleaved)
-            faster("VPP 4", [](Layout& l) { l.vpp = 2; }, [](Layout& l) { l.vpp = 4; });
         smaller("flash attention", [](Layout& l) { l.attention_kernel = AttentionKernel::unfused; },
                 [](Layout& l) { l.attention_kernel = AttentionKernel::flash; });
         smaller("no dropout", [](Layout& l) { l.dropout = true; }, [](Layout& l) { l.dropout = false; });
@@ -448,6 +464,5 @@ TEST(Invariants, SettingsThatOnlyHelpNeverCost) {
                              "no dropout", "expandable segments", "gradient views", "fused loss", "8-bit weights",
                              "a module more"})
         EXPECT_GE(compared[what], 100) << what;
-    EXPECT_GE(compared["VPP 4"], 30);
     EXPECT_GE(compared["bucketed ZeRO-3"], 50);
 }
