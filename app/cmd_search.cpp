@@ -73,7 +73,6 @@ Run setup_search(CLI::App& cmd) {
         ScenarioFlags flags;
         int top = 5, threads = 0;
         int64_t max_tp = 0, max_cp = 0, max_pp = 0, max_mb = 16;
-        double headroom = 0;
         bool json = false, pareto = false, no_crossing = false;
         std::string color = "auto", format = "table", export_to;
     };
@@ -82,7 +81,7 @@ Run setup_search(CLI::App& cmd) {
     cmd.add_option("--top", o->top, "How many of the best layouts to report (default 5)");
     cmd.add_flag("--pareto", o->pareto, "Also report the memory-vs-throughput Pareto front");
     cmd.add_flag("--no-crossing", o->no_crossing, "Reject layouts whose TP, CP or EP group leaves its scale-up domain");
-    cmd.add_option("--headroom", o->headroom,
+    cmd.add_option("--headroom", o->flags.headroom,
                    "Reject layouts that fit with less than this share of what their allocations need still free "
                    "(0.1: none that may not fit within the memory prediction's error; default 0)");
     cmd.add_option("--max-tp", o->max_tp, "Largest tp to consider");
@@ -100,7 +99,6 @@ Run setup_search(CLI::App& cmd) {
         if (!o->export_to.empty()) framework = enum_flag<Framework>(o->export_to, "--export");
         if (o->top < 1 || o->top > 1000) throw ConfigError("--top", "an integer in [1, 1000]");
         if (o->max_mb < 1) throw ConfigError("--max-micro-batch", "a positive integer");
-        o->flags.headroom = o->headroom;
         const ScenarioFlags& f = o->flags;
         const Case base = resolve_base(f);
         SearchSpace sp = search_space_from_flags(f);

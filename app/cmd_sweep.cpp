@@ -46,7 +46,6 @@ Run setup_sweep(CLI::App& cmd) {
         std::string gpus, seq_len, global_batch, format = "table", plot;
         bool json = false;
         int threads = 0;
-        double headroom = 0;
     };
     auto o = std::make_shared<Opts>();
     add_scenario_flags(cmd, o->flags, /*with_degrees=*/true, /*with_sizes=*/false);
@@ -56,10 +55,9 @@ Run setup_sweep(CLI::App& cmd) {
     add_format_flags(cmd, o->format, o->json);
     cmd.add_option("--plot", o->plot, "Also draw the curves into this SVG file");
     cmd.add_option("--threads", o->threads, "Worker threads per search (default: all cores)");
-    cmd.add_option("--headroom", o->headroom,
+    cmd.add_option("--headroom", o->flags.headroom,
                    "At each point, the best layout that fits with this share of what it needs still free (as search's)");
     return [o]() {
-        o->flags.headroom = o->headroom;
         const OutputFormat fmt = output_format(o->format, o->json);
         ScenarioFlags base_flags = o->flags;
         struct List { SweepAxis axis; const std::string* text; const char* flag; std::optional<int64_t> ScenarioFlags::*field; };
