@@ -154,8 +154,8 @@ Run setup_search(CLI::App& cmd) {
             return 0;
         }
         const Layout& b = base.layout;
-        std::cout << fmt::format("shardplan search · {} on {} × {} · seq {} · global batch {} · {}\n", base.model.name,
-                                 base.cluster.gpus, base.cluster.gpu.id, b.seq_len, global_batch(b), enum_name(b.precision));
+        std::cout << fmt::format("shardplan search · {} on {} × {} · seq {} · {} · {}\n", base.model.name,
+                                 base.cluster.gpus, base.cluster.gpu.id, b.seq_len, global_batch_text(b), enum_name(b.precision));
         std::cout << fmt::format("evaluated {} layouts in {:.2f} s ({:.0f} k/s): {} fit, {} rejected\n", r.evaluated,
                                  r.elapsed_s, double(r.evaluated) / std::max(r.elapsed_s, 1e-9) / 1e3, r.feasible,
                                  r.evaluated - r.feasible);

@@ -113,7 +113,7 @@ Run setup_sweep(CLI::App& cmd) {
                 // The header names what stays fixed; the swept setting is the first column.
                 std::string fixed;
                 if (swept->axis != SweepAxis::seq_len) fixed += fmt::format(" · seq {}", base.layout.seq_len);
-                if (swept->axis != SweepAxis::global_batch) fixed += fmt::format(" · global batch {}", global_batch(base.layout));
+                if (swept->axis != SweepAxis::global_batch) fixed += " · " + global_batch_text(base.layout);
                 std::cout << fmt::format("shardplan sweep · {} on {} · {}{}\n", base.model.name, base.cluster.gpu.id,
                                          enum_name(swept->axis), fixed);
                 std::cout << fmt::format("  {:>12}  {:<32} {:>4} {:>4} {:<9} {:<11} {:>12} {:>7} {:>10} {:>10}\n",

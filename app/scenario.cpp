@@ -115,10 +115,15 @@ void add_scenario_flags(CLI::App& cmd, ScenarioFlags& f, bool with_degrees, bool
         cmd.add_option("--order", f.order, "Rank order, innermost first (default tp-cp-ep-dp-pp)");
     }
     if (with_sizes) {
-        cmd.add_option("--global-batch", f.global_batch, "Sequences per step");
+        cmd.add_option("--global-batch", f.global_batch, "Sequences per step (default: the case's; without one, one micro-batch per replica, micro-batch × dp)");
         cmd.add_option("--seq-len", f.seq_len, "Tokens per sequence (default 4096; the built-in scenario's 8192)");
     }
     cmd.add_option("--precision", f.precision, "bf16 | fp16 | fp8 | mxfp8 | nvfp4");
+}
+
+std::string global_batch_text(const Layout& l) {
+    return l.global_batch > 0 ? "global batch " + std::to_string(l.global_batch)
+                              : std::string("global batch unset: one micro-batch per replica");
 }
 
 Case resolve_base(const ScenarioFlags& f) {

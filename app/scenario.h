@@ -40,6 +40,10 @@ Case resolve_scenario(const ScenarioFlags& f);
 Case resolve_base(const ScenarioFlags& f);
 
 
+/// The global batch a search or sweep header names: "global batch 512", or, when none is set, what each
+/// layout is planned with instead, one micro-batch per replica (global_batch(), layout.h).
+std::string global_batch_text(const Layout& l);
+
 /// Every degree and setting flag given pins that dimension of a search; the case's own degrees do not.
 SearchSpace search_space_from_flags(const ScenarioFlags& f);
 
