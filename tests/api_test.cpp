@@ -84,13 +84,23 @@ TEST(Api, BadInputIs400NamingTheField) {
                   {R"({"model": "mixtral-8x7b", "cluster": "dgx-h100", "layout": {"etp": 0}})",
                    "layout.etp: expected a positive integer or null, got 0"},
                   {R"({"model": "llama3-8b", "cluster": {"gpu": "h100-sxm", "gpus": "8"}, "layout": {}})",
-                   "cluster.gpus: expected an integer"}}) {
+                   "cluster.gpus: expected an integer"},
+                  // A field beside the case, not in it: the plan had been made on the preset's 1,024 GPUs.
+                  {R"({"model": "llama3-8b", "cluster": "dgx-h100", "gpus": 8, "layout": {}})",
+                   "gpus: expected a known field of the request (model, cluster, layout)"},
+                  // A search's options are not a plan's.
+                  {R"({"model": "llama3-8b", "cluster": "dgx-h100", "top": 3})",
+                   "top: expected a known field of the request (model, cluster, layout)"}}) {
         const ApiResponse r = handle_api("POST", "/api/plan", b.body);
         EXPECT_EQ(r.status, 400) << b.body;
         EXPECT_NE(json::parse(r.body)["error"].get<std::string>().find(b.field), std::string::npos) << r.body;
     }
     EXPECT_EQ(handle_api("POST", "/api/search", R"({"model": "llama3-8b", "cluster": "dgx-h100", "top": 0})").status, 400);
     EXPECT_EQ(handle_api("POST", "/api/search", R"({"model": "llama3-8b", "cluster": "dgx-h100", "pins": {"tq": 1}})").status, 400);
+    const ApiResponse stray = handle_api("POST", "/api/export", R"({"model": "llama3-8b", "cluster": "dgx-h100", "format": "megatron", "top": 1})");
+    EXPECT_EQ(stray.status, 400);
+    EXPECT_NE(stray.body.find("top: expected a known field of the request (model, cluster, layout, format)"), std::string::npos)
+        << stray.body;
     ApiLimits small;
     small.max_search_layouts = 1'000'000;
     const ApiResponse huge = handle_api("POST", "/api/search",

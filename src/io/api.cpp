@@ -1,6 +1,9 @@
 // The HTTP API over the planner library (docs/api.md).
 #include "shardplan/api.h"
 
+#include <algorithm>
+#include <initializer_list>
+
 #include <nlohmann/json.hpp>
 
 #include "shardplan/error.h"
@@ -27,12 +30,26 @@ json parse_body(const std::string& body) {
     return parse_json_text(body, "body");
 }
 
-/// The case a request body carries. For a search its degrees are not read: the search chooses them,
-/// and the page sends its current ones, which need not divide the GPUs.
-Case case_of(const json& j, bool for_search = false) {
+/// The case a request body carries, beside the endpoint's own `options` (search: top, pareto, pins;
+/// export: format). Any other key is refused by name: a misplaced field ("gpus" beside the cluster, not
+/// in it) would otherwise be ignored and the plan made without it. For a search its degrees are not
+/// read: the search chooses them, and the page sends its current ones, which need not divide the GPUs.
+Case case_of(const json& j, std::initializer_list<const char*> options = {}, bool for_search = false) {
     if (!j.is_object()) throw ConfigError("body", "a JSON object with model, cluster and layout");
+    static constexpr const char* kCaseFields[] = {"id",     "source",  "source_location", "model",   "cluster",
+                                                  "layout", "measured", "derived",        "quality", "quality_note"};
     json c = j;
-    for (const char* k : {"top", "pareto", "pins", "format"}) c.erase(k);  // options travel beside the case
+    for (auto it = j.begin(); it != j.end(); ++it) {
+        const std::string& k = it.key();
+        if (std::find(std::begin(kCaseFields), std::end(kCaseFields), k) != std::end(kCaseFields)) continue;
+        if (std::find_if(options.begin(), options.end(), [&](const char* o) { return k == o; }) != options.end()) {
+            c.erase(k);  // options travel beside the case
+            continue;
+        }
+        std::string known = "model, cluster, layout";
+        for (const char* o : options) known += std::string(", ") + o;
+        throw ConfigError(k, "a known field of the request (" + known + "); this one is unknown");
+    }
     if (!c.contains("layout")) c["layout"] = json::object();
     if (for_search && c["layout"].is_object())
         for (const char* k : {"tp", "cp", "pp", "dp", "ep", "etp", "vpp"}) c["layout"].erase(k);
@@ -40,7 +57,7 @@ Case case_of(const json& j, bool for_search = false) {
 }
 
 ApiResponse do_search(const json& j, const ApiLimits& limits, const std::atomic<bool>* cancel) {
-    const Case c = case_of(j, true);
+    const Case c = case_of(j, {"top", "pareto", "pins"}, true);
     SearchOptions opt;
     opt.top = 5;
     if (j.contains("top")) {
@@ -92,7 +109,7 @@ ApiResponse handle_api(const std::string& method, const std::string& path, const
                 throw ConfigError("format", "one of " + enum_choices<Framework>());
             const auto f = parse_enum<Framework>(j["format"].get<std::string>());
             if (!f) throw ConfigError("format", "one of " + enum_choices<Framework>() + ", got " + describe_json(j["format"]));
-            const Case c = case_of(j);  // which leaves "format" out
+            const Case c = case_of(j, {"format"});
             const Export e = export_config(c.model, c.cluster, c.layout, *f);
             if (e.refusal) return error_response(400, "format: expected a framework that can express " +
                                                           to_string(c.layout) + "; " + *e.refusal);
