@@ -117,6 +117,8 @@ expect 0 "within 5 % of #1, closer than the model can order layouts" search --mo
 expect 2 "--format: expected one of table, json, csv, markdown" plan --format yaml
 # A sweep's header names only what stays fixed (issue 16: a seq-len sweep said "seq 8192").
 expect 0 "shardplan sweep · llama3-8b on h100-sxm · seq_len · global batch 64" sweep --model llama3-8b --cluster dgx-h100 --gpus 8 --seq-len 2048,4096 --global-batch 64
+# Below a million tokens a step the plan's header counts them whole (it had said "0.0 M tokens").
+expect 0 "global batch 3 (12288 tokens)" plan --model llama3-8b --cluster dgx-h100 --gpus 3
 # Without --global-batch each layout takes one micro-batch per replica; the header had said "global batch 1".
 expect 0 "seq 4096 · global batch unset: one micro-batch per replica · bf16" search --model llama3-8b --cluster dgx-h100 --gpus 8
 expect 0 "gpus · seq 4096 · global batch unset: one micro-batch per replica" sweep --model llama3-8b --cluster dgx-h100 --gpus 8,16

@@ -66,9 +66,12 @@ std::string format_plan(const Plan& p, bool color) {
     auto line = [&](const std::string& s) { out += s + "\n"; };
 
     line(st.bold(fmt::format("shardplan · {} on {} × {} · {}", p.model.name, p.cluster.gpus, p.cluster.gpu.id, to_string(l))));
-    line(fmt::format("  seq {} · global batch {} ({:.1f} M tokens) · micro-batch {} · ZeRO-{} · recompute {} · SP {} · "
+    // Tokens a step: millions to a decimal, whole tokens below a million (12,288 had read "0.0 M").
+    const double tokens = double(global_batch(l)) * double(l.seq_len);
+    const std::string step_tokens = tokens >= 1e6 ? fmt::format("{:.1f} M", tokens / 1e6) : fmt::format("{:.0f}", tokens);
+    line(fmt::format("  seq {} · global batch {} ({} tokens) · micro-batch {} · ZeRO-{} · recompute {} · SP {} · "
                      "{} · {} · order {}",
-                     l.seq_len, global_batch(l), double(global_batch(l)) * double(l.seq_len) / 1e6, l.micro_batch, l.zero,
+                     l.seq_len, global_batch(l), step_tokens, l.micro_batch, l.zero,
                      l.recompute == Recompute::selective ? "selective (" + recompute_modules_string(l) + ")"
                                                          : std::string(enum_name(l.recompute)),
                      l.sequence_parallel ? "on" : "off", enum_name(l.precision),
