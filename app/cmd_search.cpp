@@ -45,6 +45,7 @@ const char* reason_text(const std::string& code) {
         {"interleaved_needs_vpp", "the interleaved schedule needs vpp of at least 2"},
         {"degrees_product", "tp·cp·pp·dp is not the GPU count"},
         {"ep_dense", "expert parallelism on a dense model"},
+        {"etp_dense", "an expert TP other than tp on a dense model"},
         {"moe_dense", "a capacity factor on a dense model"},
         {"moe_imbalance", "an MoE load imbalance outside 1-1000"},
         {"moe_capacity_factor", "an MoE capacity factor outside 0.01-100"},
@@ -107,6 +108,7 @@ Run setup_search(CLI::App& cmd) {
         sp.max_pp = o->max_pp;
         sp.max_micro_batch = o->max_mb;
         sp.no_crossing = o->no_crossing;
+        check_pins(sp, base.model, base.cluster, Naming::flags);
 
         SearchOptions opt;
         // An export takes the fastest layout the framework can express: a wide list to choose from.
@@ -180,6 +182,8 @@ Run setup_search(CLI::App& cmd) {
                                          "{:g}, each leaving less than that share of what it needs free. Lower it, add "
                                          "GPUs, or lower the global batch or sequence length.\n",
                                          tight->second, sp.headroom);
+            else if (r.evaluated == 0)  // the pins pass check_pins but leave no shape (--max-tp and the like)
+                std::cout << "\nNo layout has every degree pinned or bounded here; loosen a pin or a --max bound.\n";
             else if (const auto miss = r.rejected.find("does_not_fit"); (miss == r.rejected.end() || miss->second == 0) &&
                                                                           !reasons.empty())
                 // None got as far as its memory: a setting rules every layout out, not the GPUs' size.

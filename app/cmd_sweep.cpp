@@ -121,7 +121,9 @@ Run setup_sweep(CLI::App& cmd) {
                                          "tokens/s/GPU", "MFU", "memory", "spare");
                 for (const SweepPoint& p : points) {
                     if (p.result.best.empty()) {
-                        std::cout << fmt::format("  {:>12}  no layout fits ({} evaluated)\n", p.value, p.result.evaluated);
+                        std::cout << (p.result.evaluated == 0  // a pinned degree that does not divide this count
+                                          ? fmt::format("  {:>12}  no layout has the pinned degrees\n", p.value)
+                                          : fmt::format("  {:>12}  no layout fits ({} evaluated)\n", p.value, p.result.evaluated));
                         continue;
                     }
                     const Plan& b = p.result.best.front();

@@ -97,6 +97,11 @@ TEST(Api, BadInputIs400NamingTheField) {
     }
     EXPECT_EQ(handle_api("POST", "/api/search", R"({"model": "llama3-8b", "cluster": "dgx-h100", "top": 0})").status, 400);
     EXPECT_EQ(handle_api("POST", "/api/search", R"({"model": "llama3-8b", "cluster": "dgx-h100", "pins": {"tq": 1}})").status, 400);
+    const ApiResponse unpinnable = handle_api("POST", "/api/search",
+        R"({"model": "llama3-8b", "cluster": {"gpu": "h100-sxm", "gpus": 8}, "pins": {"dp": 3}})");
+    EXPECT_EQ(unpinnable.status, 400);
+    EXPECT_NE(unpinnable.body.find("pins.dp: expected a divisor of the GPU count (8), got 3"), std::string::npos)
+        << unpinnable.body;
     const ApiResponse stray = handle_api("POST", "/api/export", R"({"model": "llama3-8b", "cluster": "dgx-h100", "format": "megatron", "top": 1})");
     EXPECT_EQ(stray.status, 400);
     EXPECT_NE(stray.body.find("top: expected a known field of the request (model, cluster, layout, format)"), std::string::npos)

@@ -117,6 +117,13 @@ expect 0 "within 5 % of #1, closer than the model can order layouts" search --mo
 expect 2 "--format: expected one of table, json, csv, markdown" plan --format yaml
 # A sweep's header names only what stays fixed (issue 16: a seq-len sweep said "seq 8192").
 expect 0 "shardplan sweep · llama3-8b on h100-sxm · seq_len · global batch 64" sweep --model llama3-8b --cluster dgx-h100 --gpus 8 --seq-len 2048,4096 --global-batch 64
+# Pins no layout can have are refused by name (they had evaluated nothing and read "No layout fits. Add GPUs").
+expect 2 "--dp: expected a divisor of the GPU count (8), got 3" search --model llama3-8b --cluster dgx-h100 --gpus 8 --dp 3
+expect 2 "--pp: expected pinned degrees whose product divides the GPU count (8), got tp·pp = 16" search --model llama3-8b --cluster dgx-h100 --gpus 8 --tp 4 --pp 4
+expect 2 "--ep: expected 1 for a dense model, got 2" search --model llama3-8b --cluster dgx-h100 --gpus 8 --ep 2
+expect 2 "--ep: expected a divisor of experts (8), got 3" search --model mixtral-8x7b --cluster dgx-h100 --gpus 16 --ep 3
+expect 2 "--tp: expected a divisor of heads (32), got 3" search --model llama3-8b --cluster dgx-h100 --gpus 24 --tp 3
+expect 0 "12  no layout has the pinned degrees" sweep --model llama3-8b --cluster dgx-h100 --gpus 8,12 --tp 8
 # Below a million tokens a step the plan's header counts them whole (it had said "0.0 M tokens").
 expect 0 "global batch 3 (12288 tokens)" plan --model llama3-8b --cluster dgx-h100 --gpus 3
 # Without --global-batch each layout takes one micro-batch per replica; the header had said "global batch 1".

@@ -163,6 +163,12 @@ TEST(Plan, InvalidLayoutsAreRejectionsNamingTheField) {
     Layout l = layout(1, 1, 8, 8);
     l.ep = 2;  // dense model
     EXPECT_EQ(plan_of("llama3-8b", "dgx-h100", 8, l).rejection->code, "ep_dense");
+    // An expert TP on a dense model had been planned as if absent and named "·ETP2" in the layout.
+    Layout dense_etp = layout(1, 1, 8, 8);
+    dense_etp.etp = 2;
+    EXPECT_EQ(plan_of("llama3-8b", "dgx-h100", 8, dense_etp).rejection->code, "etp_dense");
+    dense_etp.etp = 1;  // = tp: what null means
+    EXPECT_FALSE(plan_of("llama3-8b", "dgx-h100", 8, dense_etp).rejection);
 
     Layout few = layout(1, 4, 2, 4);  // m = 4 / 2 = 2 < pp for interleaved
     few.vpp = 2;

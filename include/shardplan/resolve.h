@@ -63,6 +63,12 @@ Case apply_overrides(Case c, const Overrides& o, Naming n);
 /// with attention_kernel and dropout, which the search never varies).
 SearchSpace search_space(const Overrides& o, Naming n);
 
+/// Throws ConfigError naming the first pin no layout of `m` on `c` can have: a degree that does not
+/// divide the GPUs (nor tp the heads, nor ep the experts), pinned degrees whose product does not, a
+/// pipeline longer than the layers allow, or EP or expert TP pinned for a dense model. Without it such a
+/// search evaluates nothing and reads as "no layout fits".
+void check_pins(const SearchSpace& sp, const ModelSpec& m, const ClusterSpec& c, Naming n);
+
 /// A request's `pins` object: integers for degrees, micro_batch and zero; names for recompute and
 /// schedule (as in a case); true/false for sequence_parallel and no_crossing; a number in [0, 1] for
 /// headroom. Unknown keys are refused.

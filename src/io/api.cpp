@@ -71,6 +71,7 @@ ApiResponse do_search(const json& j, const ApiLimits& limits, const std::atomic<
     }
     // The pins go through the resolver the command line's flags use (resolve.h).
     const SearchSpace sp = search_space(j.contains("pins") ? overrides_from_json(j["pins"]) : Overrides{}, Naming::pins);
+    check_pins(sp, c.model, c.cluster, Naming::pins);
     const int64_t size = search_space_size(c.model, c.cluster, sp);
     if (size > limits.max_search_layouts)
         throw ConfigError("pins", "a search of at most " + std::to_string(limits.max_search_layouts) + " layouts; this one has " +

@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -269,6 +271,37 @@ SearchSpace search_space(const Overrides& o, Naming n) {
         sp.headroom = *o.headroom;
     }
     return sp;
+}
+
+void check_pins(const SearchSpace& sp, const ModelSpec& m, const ClusterSpec& c, Naming n) {
+    const int64_t gpus = c.gpus;
+    if (!m.moe) {
+        if (sp.ep && *sp.ep != 1)
+            throw ConfigError(override_name("ep", n), fmt::format("1 for a dense model, got {}", *sp.ep));
+        if (sp.etp)
+            throw ConfigError(override_name("etp", n), fmt::format("no expert TP for a dense model (it has no experts), got {}", *sp.etp));
+    } else if (sp.ep && m.moe->experts % *sp.ep != 0) {
+        throw ConfigError(override_name("ep", n), fmt::format("a divisor of experts ({}), got {}", m.moe->experts, *sp.ep));
+    }
+    int64_t product = 1;
+    std::string named;
+    for (const auto& [key, pin] : {std::pair<const char*, const std::optional<int64_t>&>{"tp", sp.tp}, {"cp", sp.cp},
+                                   {"pp", sp.pp}, {"dp", sp.dp}}) {
+        if (!pin) continue;
+        if (gpus % *pin != 0)
+            throw ConfigError(override_name(key, n), fmt::format("a divisor of the GPU count ({}), got {}", gpus, *pin));
+        product *= *pin;  // each divides gpus (≤ 10^8), so the product of those seen so far stays small
+        named += (named.empty() ? "" : "·") + std::string(key);
+        if (gpus % product != 0)
+            throw ConfigError(override_name(key, n), fmt::format("pinned degrees whose product divides the GPU count "
+                                                                 "({}), got {} = {}", gpus, named, product));
+    }
+    if (sp.tp && sp.cp && sp.pp && sp.dp && product != gpus)
+        throw ConfigError(override_name("dp", n), fmt::format("tp·cp·pp·dp = the GPU count ({}), got {}", gpus, product));
+    if (sp.tp && m.heads % *sp.tp != 0)
+        throw ConfigError(override_name("tp", n), fmt::format("a divisor of heads ({}), got {}", m.heads, *sp.tp));
+    if (sp.pp && *sp.pp > m.layers + 2)
+        throw ConfigError(override_name("pp", n), fmt::format("at most layers + 2 ({}) stages, got {}", m.layers + 2, *sp.pp));
 }
 
 Overrides overrides_from_json(const json& pins, const std::string& field) {

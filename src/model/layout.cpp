@@ -409,6 +409,9 @@ std::optional<LayoutProblem> check_splits(const ModelSpec& m, const Layout& l) {
                        fmt::format("0 (dropless) or a capacity factor from 0.01 to 100, got {}", l.moe_capacity_factor));
     if (!m.moe) {
         if (l.ep != 1) return problem("ep_dense", "layout.ep", fmt::format("1 for a dense model, got {}", l.ep));
+        if (l.etp > 0 && l.etp != l.tp)
+            return problem("etp_dense", "layout.etp",
+                           fmt::format("null or tp for a dense model (it has no experts to split), got {}", l.etp));
         if (l.moe_capacity_factor != 0.0)
             return problem("moe_dense", "layout.moe_capacity_factor",
                            fmt::format("0 for a dense model (no experts to drop tokens at), got {}", l.moe_capacity_factor));
