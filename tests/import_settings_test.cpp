@@ -295,3 +295,23 @@ TEST(Import, MegatronP2pOverlapRoundTrips) {
         EXPECT_EQ(back.pipeline_sends, s);
     }
 }
+
+// An expert TP degree in a dense model's configuration splits nothing (Megatron reads
+// --expert-tensor-parallel-size only for expert layers): the import drops it and says so, where the plan
+// refuses a dense layout with an expert TP other than tp (etp_dense).
+TEST(Import, ADenseModelsExpertTpIsDroppedAndSaid) {
+    const ModelSpec m = preset_model("llama3-8b");
+    ClusterSpec c = preset_cluster("dgx-h100");
+    c.gpus = 8;
+    Layout l;
+    l.tp = 2;
+    l.dp = 4;
+    l.global_batch = 64;
+    const Export e = export_config(m, c, l, Framework::megatron);
+    ASSERT_FALSE(e.refusal) << *e.refusal;
+    const Imported back = import_launch(Framework::megatron, e.text + " --expert-tensor-parallel-size 1", context(m, c), "exported");
+    EXPECT_EQ(back.c.layout.etp, 0);
+    bool said = false;
+    for (const std::string& n : back.notes) said = said || n.find("layout.etp: null") != std::string::npos;
+    EXPECT_TRUE(said);
+}

@@ -412,6 +412,12 @@ Imported import_launch(Framework f, const std::string& text, const ImportContext
         l.vpp = c.model.layers / (per * l.pp);
         l.schedule = l.vpp > 1 ? Schedule::interleaved : Schedule::one_f_one_b;
     }
+    // An expert TP degree in the configuration of a dense model splits nothing (Megatron and torchtitan
+    // read it only for expert layers): it is dropped, and said, not carried as a setting the plan refuses.
+    if (!c.model.moe && l.etp > 0 && l.etp != l.tp) {
+        im.notes.push_back(fmt::format("layout.etp: null (the configuration's expert TP {} splits nothing in a dense model)", l.etp));
+        l.etp = 0;
+    }
     if (auto p = check_layout(c.model, c.cluster, l))
         throw ConfigError(field + " (" + p->field + ")", p->expected);
     c.layout = l;
