@@ -37,7 +37,8 @@ void add_scenario_flags(CLI::App& cmd, ScenarioFlags& f, bool with_degrees, bool
         cmd.add_option("--framework", f.framework,
                        "The framework that runs it (Megatron-LM, torchtitan, nanotron, ...): its defaults for --kernels, "
                        "--stage-split, --grad-buckets, --grad-accumulation, --cross-entropy, --allocator, --tp-comm-overlap, "
-                       "--ep-comm-overlap, --dp-comm-overlap, --moe-dispatcher, --expert-gemms, --zero3-comm and --cuda-graphs");
+                       "--ep-comm-overlap, --dp-comm-overlap, --fp8-params, --fp32-shards, --moe-dispatcher, --expert-gemms, --zero3-comm and "
+                       "--cuda-graphs");
         cmd.add_option("--stage-split", f.stage_split,
                        "even | cost (nanotron: stages take layers until their compute cost, LM head included, passes their share)");
         cmd.add_option("--grad-buckets", f.grad_buckets,
@@ -73,6 +74,10 @@ void add_scenario_flags(CLI::App& cmd, ScenarioFlags& f, bool with_degrees, bool
         cmd.add_option("--fp8-params", f.fp8_params,
                        "true | false: with fp8 or mxfp8, the GEMM weights kept as their 8-bit copies alone, no 16-bit copy "
                        "(Megatron --fp8-param-gather; default: on for NeMo/Megatron-Bridge FP8 and MXFP8 recipes, else off)");
+        cmd.add_option("--fp32-shards", f.fp32_shards,
+                       "true | false: under ZeRO-3 each shard is the fp32 parameter itself, the optimizer's master, gathered in "
+                       "16 bits (PyTorch FSDP: 4 + 4 + 8 bytes a parameter sharded); false: a 16-bit shard beside an fp32 master "
+                       "(DeepSpeed ZeRO-3); default: on for torchtitan, llm-foundry and FSDP, else off");
         cmd.add_option("--moe-dispatcher", f.moe_dispatcher,
                        "alltoall | deepep | hybridep: how MoE tokens reach the experts' GPUs (NCCL all-to-all, or Megatron's flex "
                        "dispatcher with DeepEP / HybridEP, one copy per GPU and per domain reached; default alltoall, deepep for HAI-LLM, "
@@ -151,6 +156,7 @@ Case resolve_base(const ScenarioFlags& f) {
     base.ep_comm_overlap = f.ep_comm_overlap;
     base.dp_comm_overlap = f.dp_comm_overlap;
     base.fp8_params = f.fp8_params;
+    base.fp32_shards = f.fp32_shards;
     base.moe_dispatcher = f.moe_dispatcher;
     base.expert_gemms = f.expert_gemms;
     base.zero3_comm = f.zero3_comm;

@@ -319,3 +319,45 @@ TEST(Memory, Fp8ParamsHoldTheWeightsInEightBitsAlone) {
     EXPECT_FALSE(framework_defaults("Megatron-LM", "hopper", Precision::fp8).fp8_params);
     EXPECT_FALSE(framework_defaults("torchtitan", "hopper", Precision::fp8).fp8_params);
 }
+
+// ZeRO-3 as PyTorch FSDP holds it (fp32_shards): the shard is the fp32 parameter, the optimizer's master
+// itself, and its gradient shard is fp32: 4 + 4 + 8 B. Llama 3 8B (8,030,261,248 parameters) over 8 ranks:
+// 1,003,782,656 a rank; weights 4 × that = 4,015,130,624, gradients the same, Adam's moments 8 × =
+// 8,030,261,248. DeepSpeed's ZeRO-3 keeps a bf16 shard beside an fp32 master: weights 2,007,565,312,
+// optimizer 12 × = 12,045,391,872, the fp32 gradients 4,015,130,624; 2,007,565,312 B more. With bf16
+// gradients FSDP's gradient shard is still fp32 and no fp32 copy is made for the step.
+TEST(Memory, FsdpShardsAreTheFp32MasterItself) {
+    const ModelSpec m = preset_model("llama3-8b");
+    const ClusterSpec c = cluster(8);
+    Layout l;
+    l.dp = 8;
+    l.global_batch = 8;
+    l.zero = 3;
+    l.grad_dtype = GradDtype::fp32;
+    const Stage s = whole(m);
+    const MemoryBreakdown ds = stage_memory_in_passes(m, c, l, s, 1.0);
+    EXPECT_DOUBLE_EQ(ds.weights_bytes, 2'007'565'312.0);
+    EXPECT_DOUBLE_EQ(ds.optimizer_bytes, 12'045'391'872.0);
+    EXPECT_DOUBLE_EQ(ds.grads_bytes, 4'015'130'624.0);
+    l.fp32_shards = true;
+    const MemoryBreakdown fsdp = stage_memory_in_passes(m, c, l, s, 1.0);
+    EXPECT_DOUBLE_EQ(fsdp.weights_bytes, 4'015'130'624.0);
+    EXPECT_DOUBLE_EQ(fsdp.grads_bytes, 4'015'130'624.0);
+    EXPECT_DOUBLE_EQ(fsdp.optimizer_bytes, 8'030'261'248.0);
+    EXPECT_DOUBLE_EQ(ds.allocated_bytes() - fsdp.allocated_bytes(), 2'007'565'312.0);
+    l.grad_dtype = GradDtype::bf16;
+    const MemoryBreakdown bf16 = stage_memory_in_passes(m, c, l, s, 1.0);
+    EXPECT_DOUBLE_EQ(bf16.grads_bytes, 4'015'130'624.0);
+    EXPECT_DOUBLE_EQ(bf16.step_bytes, 0.0);
+    // Below ZeRO-3 nothing is sharded that way: the setting does nothing.
+    l.zero = 1;
+    l.fp32_shards = false;
+    const double zero1 = stage_memory_in_passes(m, c, l, s, 1.0).allocated_bytes();
+    l.fp32_shards = true;
+    EXPECT_DOUBLE_EQ(stage_memory_in_passes(m, c, l, s, 1.0).allocated_bytes(), zero1);
+    // The FSDP frameworks hold it so unless told; Megatron and DeepSpeed do not.
+    EXPECT_TRUE(framework_defaults("torchtitan", "hopper", Precision::bf16).fp32_shards);
+    EXPECT_TRUE(framework_defaults("Composer / llm-foundry (PyTorch FSDP)", "ampere", Precision::bf16).fp32_shards);
+    EXPECT_FALSE(framework_defaults("DeepSpeed", "ampere", Precision::bf16).fp32_shards);
+    EXPECT_FALSE(framework_defaults("Megatron-LM", "hopper", Precision::bf16).fp32_shards);
+}

@@ -102,6 +102,16 @@ TEST(Resolve, EachRefusalNamesTheFlagOrThePin) {
     o.fp8_params = "8bit";
     EXPECT_EQ(error_of([&] { apply_overrides(llama70b_on(128), o, Naming::flags); }),
               "--fp8-params: expected true or false, got \"8bit\"");
+    // FSDP's fp32 shards follow a framework named torchtitan, and the flag overrides it.
+    o = {};
+    EXPECT_FALSE(apply_overrides(llama70b_on(128), o, Naming::flags).layout.fp32_shards);
+    o.framework = "torchtitan";
+    EXPECT_TRUE(apply_overrides(llama70b_on(128), o, Naming::flags).layout.fp32_shards);
+    o.fp32_shards = "false";
+    EXPECT_FALSE(apply_overrides(llama70b_on(128), o, Naming::flags).layout.fp32_shards);
+    o.fp32_shards = "fp32";
+    EXPECT_EQ(error_of([&] { apply_overrides(llama70b_on(128), o, Naming::flags); }),
+              "--fp32-shards: expected true or false, got \"fp32\"");
     // The layout's 0 global batch means "not stated"; typed, it is refused rather than read as that.
     o = {};
     o.global_batch = 0;

@@ -74,6 +74,11 @@ struct Layout {
     /// recipes set it): 2 bytes a held GEMM parameter fewer, and per-tensor FP8 gathers the updated
     /// parameters in 8 bits. Takes effect with precision fp8 or mxfp8.
     bool fp8_params = false;
+    /// Under ZeRO-3 each parameter's shard is the fp32 parameter itself, the optimizer's master, gathered
+    /// in 16 bits for each use, its gradient shard in the same fp32 (PyTorch FSDP's mixed precision, as
+    /// torchtitan and llm-foundry run it): 4 + 4 + 8 bytes a parameter sharded. False: a 16-bit shard
+    /// beside an fp32 master (DeepSpeed's ZeRO-3): 2 + 2 or 4 + 12. Takes effect with zero 3.
+    bool fp32_shards = false;
     /// How MoE tokens are dispatched to and combined from the experts' GPUs (enums.h): NCCL all-to-all
     /// or the flex dispatcher's DeepEP / HybridEP kernels, which deduplicate per GPU and per domain.
     Dispatcher moe_dispatcher = Dispatcher::alltoall;
@@ -207,6 +212,8 @@ uint32_t op_level_selective_modules();
 /// (pipeline_pacing nanotron).
 /// FP8 and MXFP8 weights are kept in 8 bits alone (fp8_params) under NeMo's and Megatron-Bridge's recipes,
 /// whose FP8 presets set fp8_param_gather (megatron/bridge/training/mixed_precision.py); not for NVFP4.
+/// Under ZeRO-3 the FSDP frameworks (torchtitan, llm-foundry, a name with FSDP) keep fp32 shards that are
+/// the master themselves (fp32_shards).
 /// Everything else: an even split, the framework's own gradient buffer, TP traffic exposed.
 struct FrameworkDefaults {
     Kernels kernels = Kernels::fused;
@@ -220,6 +227,7 @@ struct FrameworkDefaults {
     bool ep_comm_overlap = false;
     bool dp_comm_overlap = true;
     bool fp8_params = false;
+    bool fp32_shards = false;
     GradDtype grad_dtype = GradDtype::bf16;
     Dispatcher moe_dispatcher = Dispatcher::alltoall;
     ExpertGemms expert_gemms = ExpertGemms::grouped;

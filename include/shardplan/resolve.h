@@ -25,7 +25,7 @@ struct Overrides {
     std::string recompute_modules;  // "core_attn,mlp" (Megatron's names): implies recompute selective
     std::string recompute_method;   // with recompute full: uniform | block
     std::string attention_kernel, kernels, stage_split, grad_buckets, grad_accumulation, cross_entropy, dropout, tp_recompute_allgather,
-        tp_comm_overlap, ep_comm_overlap, dp_comm_overlap, fp8_params;
+        tp_comm_overlap, ep_comm_overlap, dp_comm_overlap, fp8_params, fp32_shards;
     std::string moe_dispatcher, expert_gemms, allocator, zero3_comm, cuda_graphs, pipeline_pacing, pipeline_sends,
         pipeline_scatter_gather;
     std::string moe_imbalance, moe_capacity_factor;  // numbers, as typed ("1.3"; "0" = dropless)

@@ -78,7 +78,7 @@ def plan(model=None, cluster=None, gpus=None, **layout):
 
     ``layout`` takes the case format's layout fields: tp, cp, pp, dp, ep, etp, vpp, micro_batch,
     global_batch, seq_len, zero, recompute, recompute_modules, recompute_method, recompute_layers, attention_kernel, kernels, stage_split,
-    grad_buckets, grad_accumulation, cross_entropy, allocator, dropout, sequence_parallel, tp_recompute_allgather, tp_comm_overlap, ep_comm_overlap, dp_comm_overlap, fp8_params, moe_dispatcher, expert_gemms, zero3_comm, cuda_graphs, pipeline_pacing, pipeline_sends, pipeline_scatter_gather, moe_imbalance, moe_capacity_factor, precision, schedule, grad_dtype, order, framework.
+    grad_buckets, grad_accumulation, cross_entropy, allocator, dropout, sequence_parallel, tp_recompute_allgather, tp_comm_overlap, ep_comm_overlap, dp_comm_overlap, fp8_params, fp32_shards, moe_dispatcher, expert_gemms, zero3_comm, cuda_graphs, pipeline_pacing, pipeline_sends, pipeline_scatter_gather, moe_imbalance, moe_capacity_factor, precision, schedule, grad_dtype, order, framework.
     """
     return Plan(_call(_native.api("POST", "/api/plan", _json.dumps(_case(model, cluster, gpus, layout)))))
 

@@ -290,9 +290,13 @@ MemoryBreakdown stage_memory_in_passes(const ModelSpec& m, const ClusterSpec& c,
     auto sharded = [&](int stage_needed) {
         return l.zero >= stage_needed ? p.dense / dense_shard + p.expert / expert_shard : p.total();
     };
+    // PyTorch FSDP's mixed precision (fp32_shards): the shard is the fp32 parameter itself, the optimizer's
+    // master, gathered in 16 bits for each use, and its gradient shard takes that fp32: 4 + 4 + 8 bytes a
+    // parameter, where DeepSpeed's ZeRO-3 keeps a 16-bit shard beside an fp32 master (2 + 2 or 4 + 12).
+    const bool master_shards = l.fp32_shards && l.zero >= 3;
     MemoryBreakdown mem;
-    mem.weights_bytes = kWeightBytes * sharded(3);
-    mem.grads_bytes = grad_bytes(l.grad_dtype) * sharded(2);
+    mem.weights_bytes = (master_shards ? 4.0 : kWeightBytes) * sharded(3);
+    mem.grads_bytes = (master_shards ? 4.0 : grad_bytes(l.grad_dtype)) * sharded(2);
     // PyTorch DistributedDataParallel (gradient_as_bucket_view off, its default) reduces from buckets that
     // hold a second copy of every gradient in the parameters' dtype, allocated for the run (torch DDP
     // docs; nanotron wraps its model so). A framework's own contiguous buffer (Megatron, DeepSpeed's
@@ -303,13 +307,13 @@ MemoryBreakdown stage_memory_in_passes(const ModelSpec& m, const ClusterSpec& c,
     // (runtime/bf16_optimizer.py: backward, update_hp_grads, clear_lp_grads): both stay allocated, at any
     // dp. Under ZeRO-2 its other optimizer reduces and partitions them as they come.
     if (l.grad_buckets == GradBuckets::low_precision && l.zero < 2) mem.grads_bytes += kWeightBytes * p.total();
-    mem.optimizer_bytes = kOptimizerBytes * sharded(1);
+    mem.optimizer_bytes = (master_shards ? kOptimizerBytes - 4.0 : kOptimizerBytes) * sharded(1);  // no second master
     // An optimizer keeping fp32 master weights steps on fp32 gradients: from 16-bit ones it first makes an
     // fp32 copy of those it owns (Megatron-Core's DistributedOptimizer and Float16OptimizerWithFloat16Params,
     // `_copy_model_grads_to_main_grads`: `.float()` of each owned gradient shard, released by the next
     // step's zero_grad; DeepSpeed ZeRO-1/2 likewise casts each gradient partition to the fp32 one). With
     // fp32 gradients `.float()` returns the tensor itself: nothing more.
-    if (l.grad_dtype != GradDtype::fp32) mem.step_bytes = 4.0 * sharded(1);
+    if (l.grad_dtype != GradDtype::fp32 && !master_shards) mem.step_bytes = 4.0 * sharded(1);
 
     const int64_t n_dense = s.layers - s.moe_layers;
     double act = in_flight * stage_activation_bytes_per_micro_batch(s, lm);
@@ -331,7 +335,7 @@ MemoryBreakdown stage_memory_in_passes(const ModelSpec& m, const ClusterSpec& c,
     const double held = p.total() - p.embedding;
     const double held_here = l.zero >= 3 ? held / dense_shard : held;
     double copies = weight_copy_bytes(l.precision, c.gpu.generation) * held_here;
-    if (keeps_fp8_params(l)) {
+    if (keeps_fp8_params(l) && !master_shards) {  // an fp32 shard is cast for each gather, not replaced
         // The parameter is its row-wise 8-bit copy (Transformer Engine's Float8Tensor / MXFP8Tensor under
         // fp8_model_init): the 16-bit weights go, and that copy counts as the weights; what else is cached
         // (the transpose, the column-wise copy) stays with the buffers.

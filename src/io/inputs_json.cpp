@@ -66,7 +66,7 @@ json to_json(const Layout& l) {
             {"allocator", enum_name(l.allocator)}, {"dropout", l.dropout},
             {"sequence_parallel", l.sequence_parallel}, {"tp_recompute_allgather", l.tp_recompute_allgather},
             {"tp_comm_overlap", l.tp_comm_overlap},
-            {"dp_comm_overlap", l.dp_comm_overlap}, {"fp8_params", l.fp8_params},
+            {"dp_comm_overlap", l.dp_comm_overlap}, {"fp8_params", l.fp8_params}, {"fp32_shards", l.fp32_shards},
             {"ep_comm_overlap", l.ep_comm_overlap}, {"moe_dispatcher", enum_name(l.moe_dispatcher)},
             {"expert_gemms", enum_name(l.expert_gemms)}, {"zero3_comm", enum_name(l.zero3_comm)},
             {"cuda_graphs", enum_name(l.cuda_graphs)}, {"pipeline_pacing", enum_name(l.pipeline_pacing)},

@@ -367,7 +367,7 @@ Layout layout_from_json(const json& j, const std::string& path, const std::strin
     Reader r(j, path);
     r.only({"tp", "cp", "pp", "dp", "ep", "etp", "vpp", "micro_batch", "global_batch", "seq_len", "zero", "recompute",
             "recompute_modules", "recompute_method", "recompute_layers", "attention_kernel", "kernels", "stage_split",
-            "grad_buckets", "grad_accumulation", "cross_entropy", "allocator", "dropout", "sequence_parallel", "tp_recompute_allgather", "tp_comm_overlap", "ep_comm_overlap", "dp_comm_overlap", "fp8_params", "moe_dispatcher", "expert_gemms", "zero3_comm", "cuda_graphs",
+            "grad_buckets", "grad_accumulation", "cross_entropy", "allocator", "dropout", "sequence_parallel", "tp_recompute_allgather", "tp_comm_overlap", "ep_comm_overlap", "dp_comm_overlap", "fp8_params", "fp32_shards", "moe_dispatcher", "expert_gemms", "zero3_comm", "cuda_graphs",
             "pipeline_pacing", "pipeline_sends", "pipeline_scatter_gather", "moe_imbalance", "moe_capacity_factor", "precision", "schedule", "grad_dtype", "order", "framework"});
     Layout l;
     l.tp = r.integer("tp", 1);
@@ -447,6 +447,7 @@ Layout layout_from_json(const json& j, const std::string& path, const std::strin
     clear_unrunnable_overlaps(l);
     l.dp_comm_overlap = r.boolean("dp_comm_overlap", fw.dp_comm_overlap);
     l.fp8_params = r.boolean("fp8_params", fw.fp8_params);
+    l.fp32_shards = r.boolean("fp32_shards", fw.fp32_shards);
     l.grad_dtype = r.choice<GradDtype>("grad_dtype", fw.grad_dtype);
     l.moe_dispatcher = r.choice<Dispatcher>("moe_dispatcher", fw.moe_dispatcher);
     l.expert_gemms = r.choice<ExpertGemms>("expert_gemms", fw.expert_gemms);

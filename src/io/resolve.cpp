@@ -160,6 +160,7 @@ Case apply_overrides(Case c, const Overrides& o, Naming n) {
         if (l.moe_dispatcher == was.moe_dispatcher) l.moe_dispatcher = now.moe_dispatcher;
         if (l.ep_comm_overlap == was.ep_comm_overlap) l.ep_comm_overlap = now.ep_comm_overlap;
         if (l.fp8_params == was.fp8_params) l.fp8_params = now.fp8_params;
+        if (l.fp32_shards == was.fp32_shards) l.fp32_shards = now.fp32_shards;
         if (l.tp_comm_overlap == was.tp_comm_overlap) l.tp_comm_overlap = now.tp_comm_overlap;
     }
     if (!o.grad_dtype.empty()) l.grad_dtype = named<GradDtype>(o.grad_dtype, "grad_dtype", n);
@@ -231,6 +232,7 @@ Case apply_overrides(Case c, const Overrides& o, Naming n) {
     }
     if (!o.dp_comm_overlap.empty()) l.dp_comm_overlap = on_off(o.dp_comm_overlap, "dp_comm_overlap", n);
     if (!o.fp8_params.empty()) l.fp8_params = on_off(o.fp8_params, "fp8_params", n);
+    if (!o.fp32_shards.empty()) l.fp32_shards = on_off(o.fp32_shards, "fp32_shards", n);
     if (!o.ep_comm_overlap.empty()) {
         l.ep_comm_overlap = on_off(o.ep_comm_overlap, "ep_comm_overlap", n);
         if (const auto why = ep_overlap_refusal(l)) throw ConfigError(override_name("ep_comm_overlap", n), *why);

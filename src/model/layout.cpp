@@ -158,6 +158,11 @@ FrameworkDefaults framework_defaults(const std::string& framework, const std::st
     // mixed_precision.py, NeMo 2.0's likewise) set fp8_param_gather, which keeps the weights as
     // Transformer Engine's 8-bit tensors (fp8_param follows it); the NVFP4 and blockwise ones do not.
     d.fp8_params = recipe && (precision == Precision::fp8 || precision == Precision::mxfp8);
+    // PyTorch FSDP keeps the sharded parameters in the dtype the model was built in, fp32, and casts them
+    // to MixedPrecisionPolicy's param_dtype (bf16) for each all-gather; the optimizer steps on those fp32
+    // shards and their fp32 gradient shards (FSDP2's FSDPParam; torchtitan builds its model in fp32 with
+    // mixed_precision_param bf16; llm-foundry's FSDP1 flat parameters likewise).
+    d.fp32_shards = family == "fsdp";
     const bool names_megatron_lm = f.find("megatron-lm") != std::string::npos && !recipe;
     d.dp_comm_overlap = !(names_megatron_lm || deepspeed);
     // DeepEP is DeepSeek's own (HAI-LLM). Everything else dispatches with NCCL's all-to-all unless told, as
@@ -225,6 +230,7 @@ void apply_framework_defaults(const FrameworkDefaults& fw, Layout& l) {
     l.ep_comm_overlap = fw.ep_comm_overlap;
     l.dp_comm_overlap = fw.dp_comm_overlap;
     l.fp8_params = fw.fp8_params;
+    l.fp32_shards = fw.fp32_shards;
     l.grad_dtype = fw.grad_dtype;
     l.moe_dispatcher = fw.moe_dispatcher;
     l.expert_gemms = fw.expert_gemms;
