@@ -185,6 +185,7 @@ Case resolve_scenario(const ScenarioFlags& f) {
         if (!j.is_object())
             throw ConfigError("--case", "one case, a JSON object with model, cluster and layout (a list of cases is "
                                         "validate's), got " + describe_json(j));
+        check_case_keys(j, "a case");  // a field beside the case's ("gpus" out of the cluster) is not ignored
         c = case_from_json(j, "", &files);
     } else {
         const Scenario s = default_scenario();

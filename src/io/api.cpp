@@ -1,7 +1,6 @@
 // The HTTP API over the planner library (docs/api.md).
 #include "shardplan/api.h"
 
-#include <algorithm>
 #include <initializer_list>
 
 #include <nlohmann/json.hpp>
@@ -36,20 +35,9 @@ json parse_body(const std::string& body) {
 /// read: the search chooses them, and the page sends its current ones, which need not divide the GPUs.
 Case case_of(const json& j, std::initializer_list<const char*> options = {}, bool for_search = false) {
     if (!j.is_object()) throw ConfigError("body", "a JSON object with model, cluster and layout");
-    static constexpr const char* kCaseFields[] = {"id",     "source",  "source_location", "model",   "cluster",
-                                                  "layout", "measured", "derived",        "quality", "quality_note"};
+    check_case_keys(j, "the request", options);
     json c = j;
-    for (auto it = j.begin(); it != j.end(); ++it) {
-        const std::string& k = it.key();
-        if (std::find(std::begin(kCaseFields), std::end(kCaseFields), k) != std::end(kCaseFields)) continue;
-        if (std::find_if(options.begin(), options.end(), [&](const char* o) { return k == o; }) != options.end()) {
-            c.erase(k);  // options travel beside the case
-            continue;
-        }
-        std::string known = "model, cluster, layout";
-        for (const char* o : options) known += std::string(", ") + o;
-        throw ConfigError(k, "a known field of the request (" + known + "); this one is unknown");
-    }
+    for (const char* o : options) c.erase(o);  // options travel beside the case
     if (!c.contains("layout")) c["layout"] = json::object();
     if (for_search && c["layout"].is_object())
         for (const char* k : {"tp", "cp", "pp", "dp", "ep", "etp", "vpp"}) c["layout"].erase(k);
