@@ -6,7 +6,6 @@
 ///   Case c = case_from_json(read_json_file("run.json", "--case"));
 ///   nlohmann::json j = to_json(c.layout);          // resolved inputs, echoed in every report
 #pragma once
-#include <initializer_list>
 #include <iosfwd>
 #include <optional>
 #include <string>
@@ -99,12 +98,6 @@ Measured measured_from_json(const json& j, const std::string& path = "measured")
 /// With `files`, a model may be given as a file path (relative to files->base_dir); without, only as a
 /// preset name or an object.
 Case case_from_json(const json& j, const std::string& path = "", const FileAccess* files = nullptr);
-/// Throws ConfigError naming the first top-level key of `j` that is neither a case's (model, cluster,
-/// layout and the metadata a case file carries: id, source, source_location, measured, derived, quality,
-/// quality_note) nor one of `extra` (a request's options): "gpus: expected a known field of `what`
-/// (model, cluster, layout, ...)". A case given to plan (--case, a request body) is checked; validate is
-/// not, as a file of published runs may carry fields of its own beside them.
-void check_case_keys(const json& j, const std::string& what, std::initializer_list<const char*> extra = {});
 
 json to_json(const ModelSpec& m);
 json to_json(const ClusterSpec& c);

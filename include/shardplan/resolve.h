@@ -1,13 +1,15 @@
 /// The one resolver of changes made on top of a case: the command line's flags (`plan --case X --tp 4`)
 /// and a search request's pins (`{"pins": {"tp": 4}}`) are the same Overrides, checked by the same code
 /// with the same defaults and derivations, and name their fields the way their user wrote them
-/// ("--micro-batch" or "pins.micro_batch").
+/// ("--micro-batch" or "pins.micro_batch"). Before them, what a case given to plan may hold
+/// (check_case_keys) and what pins a search can honour (check_pins).
 ///
 ///   Overrides o;  o.tp = 4;  o.recompute = "selective";
 ///   Case c = apply_overrides(case_from_json(j), o, Naming::flags);   // dp derived again: gpus ÷ (tp·cp·pp)
 ///   SearchSpace sp = search_space(o, Naming::pins);                   // tp pinned to 4
 #pragma once
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 
@@ -62,6 +64,13 @@ Case apply_overrides(Case c, const Overrides& o, Naming n);
 /// recompute_modules pins recompute to selective (the modules themselves travel in the base layout,
 /// with attention_kernel and dropout, which the search never varies).
 SearchSpace search_space(const Overrides& o, Naming n);
+
+/// Throws ConfigError naming the first top-level key of `j` that is neither a case's (model, cluster,
+/// layout and the metadata a case file carries: id, source, source_location, measured, derived, quality,
+/// quality_note) nor one of `extra` (a request's options): "gpus: expected a known field of `what`
+/// (model, cluster, layout, ...)". A case given to plan (--case, a request body) is checked; validate is
+/// not, as a file of published runs may carry fields of its own beside them.
+void check_case_keys(const json& j, const std::string& what, std::initializer_list<const char*> extra = {});
 
 /// Throws ConfigError naming the first pin no layout of `m` on `c` can have: a degree that does not
 /// divide the GPUs (nor tp the heads, nor ep the experts), pinned degrees whose product does not, a

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <utility>
@@ -273,6 +274,22 @@ SearchSpace search_space(const Overrides& o, Naming n) {
         sp.headroom = *o.headroom;
     }
     return sp;
+}
+
+void check_case_keys(const json& j, const std::string& what, std::initializer_list<const char*> extra) {
+    static constexpr const char* kCaseFields[] = {"id",     "source",   "source_location", "model",   "cluster",
+                                                  "layout", "measured", "derived",         "quality", "quality_note"};
+    if (!j.is_object()) return;  // case_from_json names that
+    auto among = [](const std::string& k, auto begin, auto end) {
+        return std::find_if(begin, end, [&](const char* f) { return k == f; }) != end;
+    };
+    for (auto it = j.begin(); it != j.end(); ++it) {
+        const std::string& k = it.key();
+        if (among(k, std::begin(kCaseFields), std::end(kCaseFields)) || among(k, extra.begin(), extra.end())) continue;
+        std::string known = "model, cluster, layout";
+        for (const char* e : extra) known += std::string(", ") + e;
+        throw ConfigError(k, "a known field of " + what + " (" + known + "); this one is unknown");
+    }
 }
 
 void check_pins(const SearchSpace& sp, const ModelSpec& m, const ClusterSpec& c, Naming n) {
