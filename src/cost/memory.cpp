@@ -15,6 +15,7 @@ namespace shardplan {
 namespace {
 constexpr double kWeightBytes = 2.0;     // bf16/fp16 working weights
 constexpr double kOptimizerBytes = 12.0; // fp32 master + Adam m + v
+constexpr double kMasterBytes = 4.0;     // the fp32 master, of kOptimizerBytes
 constexpr double kElem = 2.0;            // bf16 activations
 
 double grad_bytes(GradDtype g) { return g == GradDtype::fp32 ? 4.0 : 2.0; }
@@ -295,8 +296,8 @@ MemoryBreakdown stage_memory_in_passes(const ModelSpec& m, const ClusterSpec& c,
     // parameter, where DeepSpeed's ZeRO-3 keeps a 16-bit shard beside an fp32 master (2 + 2 or 4 + 12).
     const bool master_shards = l.fp32_shards && l.zero >= 3;
     MemoryBreakdown mem;
-    mem.weights_bytes = (master_shards ? 4.0 : kWeightBytes) * sharded(3);
-    mem.grads_bytes = (master_shards ? 4.0 : grad_bytes(l.grad_dtype)) * sharded(2);
+    mem.weights_bytes = (master_shards ? kMasterBytes : kWeightBytes) * sharded(3);
+    mem.grads_bytes = grad_bytes(master_shards ? GradDtype::fp32 : l.grad_dtype) * sharded(2);
     // PyTorch DistributedDataParallel (gradient_as_bucket_view off, its default) reduces from buckets that
     // hold a second copy of every gradient in the parameters' dtype, allocated for the run (torch DDP
     // docs; nanotron wraps its model so). A framework's own contiguous buffer (Megatron, DeepSpeed's
@@ -307,7 +308,7 @@ MemoryBreakdown stage_memory_in_passes(const ModelSpec& m, const ClusterSpec& c,
     // (runtime/bf16_optimizer.py: backward, update_hp_grads, clear_lp_grads): both stay allocated, at any
     // dp. Under ZeRO-2 its other optimizer reduces and partitions them as they come.
     if (l.grad_buckets == GradBuckets::low_precision && l.zero < 2) mem.grads_bytes += kWeightBytes * p.total();
-    mem.optimizer_bytes = (master_shards ? kOptimizerBytes - 4.0 : kOptimizerBytes) * sharded(1);  // no second master
+    mem.optimizer_bytes = (master_shards ? kOptimizerBytes - kMasterBytes : kOptimizerBytes) * sharded(1);  // no second master
     // An optimizer keeping fp32 master weights steps on fp32 gradients: from 16-bit ones it first makes an
     // fp32 copy of those it owns (Megatron-Core's DistributedOptimizer and Float16OptimizerWithFloat16Params,
     // `_copy_model_grads_to_main_grads`: `.float()` of each owned gradient shard, released by the next
