@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <exception>
 #include <iostream>
+#include <string>
 
 #include "commands.h"
 #include "shardplan/error.h"
@@ -25,6 +26,25 @@ const shardplan::app::Command kCommands[] = {
     {"presets", "List the built-in models, GPUs and clusters", shardplan::app::setup_presets},
 };
 
+// A value CLI11 could not convert to its option's type, as "--gpus: expected an integer, got "x"".
+template <size_t N>
+std::string conversion_message(const CLI::App& app, CLI::App* const (&subs)[N], const std::string& what) {
+    const std::string prefix = "Could not convert: ";
+    const auto eq = what.find(" = ");
+    if (what.rfind(prefix, 0) != 0 || eq == std::string::npos) return what;
+    const std::string name = what.substr(prefix.size(), eq - prefix.size());
+    const std::string value = what.substr(eq + 3);
+    const CLI::Option* opt = nullptr;
+    for (const CLI::App* sub : subs)
+        if (sub->parsed() && !opt) opt = sub->get_option_no_throw(name);
+    if (!opt) opt = app.get_option_no_throw(name);
+    const std::string type = opt ? opt->get_type_name() : "";
+    const char* expected = type == "UINT" || type == "INT" ? "an integer"
+                           : type == "FLOAT"                ? "a number"
+                                                            : "a value of its type";
+    return name + ": expected " + expected + ", got \"" + value + "\"";
+}
+
 }  // namespace
 
 namespace shardplan::app {
@@ -47,6 +67,10 @@ int run_cli(int argc, const char* const* argv, std::FILE* err) {
         return app.exit(e, std::cout, std::cerr);
     } catch (const CLI::CallForVersion& e) {
         return app.exit(e, std::cout, std::cerr);
+    } catch (const CLI::ConversionError& e) {
+        // CLI11 says "Could not convert: --gpus = x"; name the option and what it takes instead.
+        std::fprintf(err, "shardplan: %s\n", shardplan::printable(conversion_message(app, subs, e.what()), 400).c_str());
+        return 2;
     } catch (const CLI::ParseError& e) {
         // CLI11 quotes what it was given: one short printable line, whatever that was.
         std::fprintf(err, "shardplan: %s\n", shardplan::printable(e.what(), 400).c_str());
