@@ -59,6 +59,21 @@ int run_cli(int argc, const char* const* argv, std::FILE* err) {
         subs[i] = app.add_subcommand(kCommands[i].name, kCommands[i].help);
         runs[i] = kCommands[i].setup(*subs[i]);
     }
+    // A missing or unknown command: name the ones there are (CLI11 says only "A subcommand is required").
+    const std::string first = argc > 1 ? argv[1] : "";
+    if (first.empty() || first[0] != '-') {
+        bool known = false;
+        std::string names;
+        for (const auto& c : kCommands) {
+            known = known || first == c.name;
+            names += names.empty() ? c.name : std::string(", ") + c.name;
+        }
+        if (!known) {
+            std::fprintf(err, "shardplan: command: expected one of %s%s\n", names.c_str(),
+                         first.empty() ? "" : (", got \"" + shardplan::printable(first, 80) + "\"").c_str());
+            return 2;
+        }
+    }
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {

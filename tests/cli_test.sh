@@ -62,6 +62,7 @@ expect 2 'is a directory' plan --case "$tmp/dir.json"
 expect 2 '--tp: expected an integer in [1, 100000000], got 4294967296' plan --tp 4294967296 --cp 4294967296
 expect 2 '--seq-len: expected an integer, got "1.5"' plan --seq-len 1.5
 expect 2 '--headroom: expected a number, got "abc"' search --headroom abc
+expect 2 'command: expected one of plan, search' bogus
 printf '{"model": "llama3-8b", "cluster": {"gpu": "h100-sxm", "gpus": 8}, "layout": {"pp": 0}}' >"$tmp/pp0.json"
 expect 2 'layout.pp: expected an integer in [1, 100000000], got 0' plan --case "$tmp/pp0.json" --gpus 8
 expect 2 '--etp: expected an integer in [1, 100000000]' plan --model mixtral-8x7b --cluster dgx-h100 --gpus 64 --tp 8 --ep 4 --etp 4611686018427387904 --global-batch 64
