@@ -101,6 +101,9 @@ constexpr GpuRow kGpus[] = {
      "V100 datasheet (125 TF fp16 tensor, 900 GB/s, 6 NVLink2 × 25 GB/s); not in the reference sheet", 80},
     {"a100-40g", "NVIDIA A100 SXM4 40GB", "ampere", 42.95, 42.95, 1.555, 312, 0, 0, 300, 25, false, 8, 8, "[S13, S47]", 108},
     {"a100-80g", "NVIDIA A100 SXM4 80GB", "ampere", 85.9, 85.9, 2.039, 312, 0, 0, 300, 25, false, 8, 8, "[S13, S47]", 108},
+    {"a800", "NVIDIA A800 SXM4 80GB", "ampere", 85.9, 85.9, 2.039, 312, 0, 0, 200, 25, false, 8, 8,
+     "A100 80GB [S13, S47] with NVLink cut from 600 to 400 GB/s both ways (NVIDIA's statement to Reuters, "
+     "7 Nov 2022: an A100 alternative for China; compute and memory unchanged)", 108},
     {"l40s", "NVIDIA L40S 48GB (PCIe)", "ada", 51.54, 48.3, 0.864, 362, 733, 0, 32, 25, false, 8, 8,
      "NVIDIA L40S datasheet: 48 GB GDDR6 with ECC (46,068 MiB usable with ECC on), 864 GB/s, 362 TF bf16 and "
      "733 TF fp8 dense; no NVLink: PCIe Gen4 x16 32 GB/s each way; one 200 Gb/s NIC per GPU assumed. Provisional", 142},
