@@ -263,6 +263,17 @@ TEST(Io, AnUnstatedBatchIsPlannedAsTheCaseSays) {
     EXPECT_EQ(out["cases"][0]["unstated"].size(), 2u);
     EXPECT_TRUE(out["cases"][1]["unstated"].empty());
     EXPECT_EQ(out["summary"]["unstated"], 1);
+    // A measured memory without its kind is compared with the device figure (docs/model.md §2.5), said so;
+    // with its kind, nothing to say.
+    j = good_case();
+    j["measured"]["memory_gb_per_gpu"] = 60.0;
+    j["measured"]["memory_kind"] = nullptr;
+    c = case_from_json(j);
+    ASSERT_EQ(c.unstated.size(), 1u);
+    EXPECT_NE(c.unstated[0].find("measured.memory_kind: not stated; compared with the device figure"), std::string::npos)
+        << c.unstated[0];
+    j["measured"]["memory_kind"] = "reserved";
+    EXPECT_TRUE(case_from_json(j).unstated.empty());
 }
 TEST(Io, ALongStringIsQuotedWholeCharactersOnly) {
     // Found by fuzz_case: a string where an object belongs is quoted in the message, cut to 40 bytes;

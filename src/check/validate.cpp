@@ -476,8 +476,8 @@ std::string format_validation(const ValidationReport& r, bool per_case) {
                        "assumption as written, {} would not fit\n",
                        s.resolved, s.false_oom_as_given);
     if (s.unstated > 0)
-        out += fmt::format("{} cases leave their micro-batch or global batch unstated and were planned as each one's "
-                           "`unstated` says (--json)\n",
+        out += fmt::format("{} cases leave their micro-batch, global batch or memory kind unstated and were planned or "
+                           "compared as each one's `unstated` says (--json)\n",
                            s.unstated);
     if (s.predicted > 0)
         out += fmt::format("80 % range: {} of {} measured inside ({:.0f} %)\n", s.in_range, s.predicted,

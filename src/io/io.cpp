@@ -551,6 +551,8 @@ Case case_from_json(const json& j, const std::string& path, const FileAccess* fi
     derive_dp(c.layout, c.cluster, sub("layout") + ".dp");
     if (r.has("measured")) c.measured = measured_from_json(r.raw("measured"), sub("measured"));
     note_unstated_batch(c, r.raw("layout"));
+    if (c.measured.memory_gb_per_gpu && c.measured.memory_kind.empty())
+        c.unstated.push_back("measured.memory_kind: not stated; compared with the device figure (nvidia-smi's)");
     if (r.has("derived")) {
         const json& d = r.raw("derived");
         if (!d.is_array()) throw ConfigError(sub("derived"), "an array of strings");
