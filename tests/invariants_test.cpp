@@ -7,6 +7,7 @@
 #include <random>
 #include <vector>
 
+#include "shardplan/io.h"
 #include "shardplan/plan.h"
 #include "shardplan/presets.h"
 
@@ -148,6 +149,11 @@ TEST(Invariants, RandomValidLayouts) {
         // shortfall is what that stage lacks (the cache of a stage with more activations, given up first,
         // had put another stage forward).
         if (!p.memory_fits) EXPECT_NEAR(p.short_bytes(), p.needed_bytes - p.capacity_bytes, 1e-9 * p.needed_bytes) << id;
+        // The rank order moves traffic between the tiers, never a byte of memory.
+        Layout reordered = d.layout;
+        reordered.order = {Axis::pp, Axis::dp, Axis::ep, Axis::cp, Axis::tp};
+        const Plan r = evaluate(d.model, d.cluster, reordered);
+        if (!r.rejection) EXPECT_DOUBLE_EQ(r.needed_bytes, p.needed_bytes) << id << " order pp-dp-ep-cp-tp";
     });
 }
 
@@ -388,7 +394,8 @@ TEST(Invariants, SplittingFurtherNeverHoldsMore) {
 // CUDA graph, fused kernels, overlapped pipeline sends, fused gradient accumulation,
 // balanced routing, grouped expert GEMMs, DeepEP's deduplicated dispatch, bucketed ZeRO-3; flash attention
 // against the unfused core, no dropout, expandable segments, gradients as views of the bucket, a fused
-// loss, 8-bit weights alone, and one more module replayed beside the attention core (torchtitan's
+// loss, 8-bit weights alone, FSDP's fp32 shards as the master (16 bytes a parameter sharded at most,
+// where a 16-bit shard beside the master takes 16 or 18), and one more module replayed beside the attention core (torchtitan's
 // every_second_gemm excepted: its policy saves outputs autograd would not keep). Memory is
 // compared as what the allocations need (allocated + runtime of the fullest stage), which the allocator's
 // cache, trimmed to the card, does not blur. It found two: under FP8 flash attention's bf16 copy of its
@@ -445,6 +452,8 @@ TEST(Invariants, SettingsThatOnlyHelpNeverCost) {
                    [](Layout& l) { l.moe_dispatcher = Dispatcher::deepep; });
         }
         if (d.layout.zero == 3)
+            smaller("fp32 shards", [](Layout& l) { l.fp32_shards = false; }, [](Layout& l) { l.fp32_shards = true; });
+        if (d.layout.zero == 3)
             faster("bucketed ZeRO-3", [](Layout& l) { l.zero3_comm = Zero3Comm::per_tensor; },
                    [](Layout& l) { l.zero3_comm = Zero3Comm::bucketed; });
         smaller("gradient views", [](Layout& l) { l.grad_buckets = GradBuckets::copies; },
@@ -465,4 +474,75 @@ TEST(Invariants, SettingsThatOnlyHelpNeverCost) {
                              "a module more"})
         EXPECT_GE(compared[what], 100) << what;
     EXPECT_GE(compared["bucketed ZeRO-3"], 50);
+    EXPECT_GE(compared["fp32 shards"], 50);
+}
+
+// Every setting a layout carries survives the trip through JSON that every report, request and export
+// makes: each valid layout drawn, its framework settings drawn too, written with to_json and read back
+// with case_from_json, plans to the same step, memory and reason. Catches a field the writer leaves out
+// or the reader re-defaults (a framework's defaults applied over what the JSON states).
+TEST(Invariants, EverySettingSurvivesJson) {
+    std::mt19937_64 rng(20261212);
+    int compared = 0;
+    each_valid_layout(20261212, 300, any_layout, [&](const Drawn& d, const Plan&, const std::string& id) {
+        Layout l = d.layout;
+        // A framework whose defaults the reader applies to what a JSON leaves out, never over what it states.
+        l.framework = pick<std::string>(rng, {"", "torchtitan", "nanotron", "Megatron-Bridge", "DeepSpeed"});
+        l.attention_kernel = pick(rng, {AttentionKernel::flash, AttentionKernel::fused, AttentionKernel::unfused});
+        l.kernels = pick(rng, {Kernels::fused, Kernels::eager});
+        l.stage_split = pick(rng, {StageSplit::even, StageSplit::cost});
+        l.grad_buckets = pick(rng, {GradBuckets::views, GradBuckets::copies, GradBuckets::low_precision});
+        l.grad_accumulation = pick(rng, {GradAccumulation::fused, GradAccumulation::eager});
+        l.cross_entropy = pick(rng, {CrossEntropy::fused, CrossEntropy::sharded, CrossEntropy::upcast});
+        l.allocator = pick(rng, {Allocator::classic, Allocator::expandable});
+        l.dropout = pick(rng, {true, false});
+        l.tp_recompute_allgather = pick(rng, {true, false});
+        l.tp_comm_overlap = l.sequence_parallel && pick(rng, {true, false});
+        // The resolver refuses the EP overlap on a pipeline that is not interleaved (evaluate ignores it).
+        l.ep_comm_overlap = (l.pp == 1 || l.schedule == Schedule::interleaved) && pick(rng, {true, false});
+        l.dp_comm_overlap = pick(rng, {true, false});
+        l.fp8_params = pick(rng, {true, false});
+        l.fp32_shards = pick(rng, {true, false});
+        l.zero3_comm = pick(rng, {Zero3Comm::bucketed, Zero3Comm::per_tensor});
+        l.cuda_graphs = pick(rng, {CudaGraphs::none, CudaGraphs::full});
+        l.pipeline_pacing = pick(rng, {PipelinePacing::kernels, PipelinePacing::nanotron});
+        l.pipeline_sends = pick(rng, {PipelineSends::overlapped, PipelineSends::blocking, PipelineSends::blocking_1f1b});
+        l.pipeline_scatter_gather = pick(rng, {true, false});
+        l.grad_dtype = pick(rng, {GradDtype::bf16, GradDtype::fp32});
+        l.order = pick(rng, {std::array<Axis, 5>{Axis::tp, Axis::cp, Axis::ep, Axis::dp, Axis::pp},
+                             std::array<Axis, 5>{Axis::tp, Axis::dp, Axis::cp, Axis::ep, Axis::pp}});
+        if (l.recompute == Recompute::selective)
+            l.recompute_modules = pick<uint32_t>(rng, {0, module_bit(RecomputeModule::core_attn) | module_bit(RecomputeModule::mlp),
+                                                       module_bit(RecomputeModule::every_second_gemm)});
+        if (l.recompute == Recompute::full) {
+            l.recompute_method = pick(rng, {RecomputeMethod::uniform, RecomputeMethod::block});
+            l.recompute_layers = pick<int64_t>(rng, {1, 2});
+        }
+        if (d.model.moe) {
+            l.moe_dispatcher = pick(rng, {Dispatcher::alltoall, Dispatcher::deepep, Dispatcher::hybridep});
+            l.expert_gemms = pick(rng, {ExpertGemms::grouped, ExpertGemms::per_expert});
+            l.moe_imbalance = pick(rng, {1.0, 1.3});
+        }
+        const Plan a = evaluate(d.model, d.cluster, l);
+        if (a.rejection) return;
+        const json j = {{"model", to_json(d.model)}, {"cluster", to_json(d.cluster)}, {"layout", to_json(l)}};
+        json again = j;
+        again["model"].erase("params_total");
+        again["model"].erase("params_active");
+        Case c;
+        try {
+            c = case_from_json(again);
+        } catch (const std::exception& e) {
+            ADD_FAILURE() << id << ": " << e.what();
+            return;
+        }
+        EXPECT_EQ(to_json(c.layout), j["layout"]) << id;
+        const Plan b = evaluate(c.model, c.cluster, c.layout);
+        ASSERT_FALSE(b.rejection) << id;
+        ++compared;
+        EXPECT_DOUBLE_EQ(a.time.step_s, b.time.step_s) << id;
+        EXPECT_DOUBLE_EQ(a.needed_bytes, b.needed_bytes) << id;
+        EXPECT_DOUBLE_EQ(a.memory.total_bytes(), b.memory.total_bytes()) << id;
+    });
+    EXPECT_GE(compared, 250);
 }
