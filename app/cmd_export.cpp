@@ -19,9 +19,12 @@ Run setup_export(CLI::App& cmd) {
     cmd.add_option("--format", o->format, "megatron | torchtitan | deepspeed")->required();
     return [o]() {
         const Framework framework = enum_flag<Framework>(o->format, "--format");
-        const Case c = resolve_scenario(o->flags);
+        Case c = resolve_scenario(o->flags);
+        const bool named = !c.layout.framework.empty();
+        if (!named) c = resolve_scenario(for_framework(o->flags, framework));
         const Export e = export_config(c.model, c.cluster, c.layout, framework);
         if (e.refusal) throw ConfigError("--format", "a framework that can express " + to_string(c.layout) + "; " + *e.refusal);
+        if (!named) std::cerr << planned_as(c, framework);  // stderr: stdout stays the configuration
         std::cout << e.text;
         return 0;
     };

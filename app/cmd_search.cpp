@@ -100,8 +100,11 @@ Run setup_search(CLI::App& cmd) {
         if (!o->export_to.empty()) framework = enum_flag<Framework>(o->export_to, "--export");
         if (o->top < 1 || o->top > 1000) throw ConfigError("--top", "an integer in [1, 1000]");
         if (o->max_mb < 1) throw ConfigError("--max-micro-batch", "a positive integer");
-        const ScenarioFlags& f = o->flags;
-        const Case base = resolve_base(f);
+        // An export plans every layout as its framework runs it where the case names no framework.
+        Case base = resolve_base(o->flags);
+        const bool planned_as_framework = framework && base.layout.framework.empty();
+        const ScenarioFlags f = planned_as_framework ? for_framework(o->flags, *framework) : o->flags;
+        if (planned_as_framework) base = resolve_base(f);
         SearchSpace sp = search_space_from_flags(f);
         sp.max_tp = o->max_tp;
         sp.max_cp = o->max_cp;
@@ -139,6 +142,10 @@ Run setup_search(CLI::App& cmd) {
                                              *best.refusal,
                                              k + 1, r.best[k].throughput.tokens_per_s_per_gpu,
                                              r.best[0].throughput.tokens_per_s_per_gpu);
+                if (planned_as_framework)
+                    std::cerr << fmt::format("# searched as {0} runs it (--framework {0}): {1} at {2:.0f} tokens/s per GPU\n",
+                                             framework_name(*framework), to_string(r.best[k].layout),
+                                             r.best[k].throughput.tokens_per_s_per_gpu);
                 std::cout << e.text;
                 return 0;
             }

@@ -4,7 +4,10 @@
 
 #include <filesystem>
 
+#include <fmt/format.h>
+
 #include "shardplan/error.h"
+#include "shardplan/plan.h"
 #include "shardplan/presets.h"
 
 namespace shardplan::app {
@@ -207,6 +210,19 @@ Case resolve_scenario(const ScenarioFlags& f) {
     }
     // The flags on top, by the library's one resolver (the API reads a search's pins with it too).
     return apply_overrides(std::move(c), f, Naming::flags);
+}
+
+ScenarioFlags for_framework(ScenarioFlags flags, Framework f) {
+    flags.framework = framework_name(f);
+    return flags;
+}
+
+std::string planned_as(const Case& c, Framework f) {
+    const Plan p = evaluate(c.model, c.cluster, c.layout);
+    const std::string name = framework_name(f);
+    if (p.rejection) return fmt::format("# planned as {} runs it (--framework {})\n", name, name);
+    return fmt::format("# planned as {} runs it (--framework {}): {:.0f} tokens/s per GPU, {:.1f} GB per GPU\n", name, name,
+                       p.throughput.tokens_per_s_per_gpu, p.memory.total_bytes() / 1e9);
 }
 
 bool use_color(const std::string& mode) {

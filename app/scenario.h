@@ -10,6 +10,7 @@
 
 #include "shardplan/enums.h"
 #include "shardplan/error.h"
+#include "shardplan/export.h"
 #include "shardplan/io.h"
 #include "shardplan/resolve.h"
 #include "shardplan/search.h"
@@ -39,6 +40,12 @@ Case resolve_scenario(const ScenarioFlags& f);
 /// search starts from. Degree flags are left for the caller to read as pins.
 Case resolve_base(const ScenarioFlags& f);
 
+/// The flags with `framework` set to `f`'s name (export.h), for an export of a plan that names none: its
+/// defaults fill what the flags and the case leave unset, so the configuration runs what is planned.
+ScenarioFlags for_framework(ScenarioFlags flags, Framework f);
+/// The stderr line an export prints when it planned the layout as `f` runs it: "# planned as Megatron-LM
+/// runs it (--framework Megatron-LM): 1,234 tokens/s per GPU".
+std::string planned_as(const Case& c, Framework f);
 
 /// The global batch a search or sweep header names: "global batch 512", or, when none is set, what each
 /// layout is planned with instead, one micro-batch per replica (global_batch(), layout.h).

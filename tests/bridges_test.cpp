@@ -12,8 +12,10 @@
 #include "shardplan/presets.h"
 #include "shardplan/sweep.h"
 #include "shardplan/table.h"
+#include "plan_helpers.h"
 
 using namespace shardplan;
+using shardplan::testing::run_by;
 
 namespace {
 
@@ -279,7 +281,7 @@ TEST(Export, RefusalsSayWhy) {
     ASSERT_GT(s.l.tp, 1);
     EXPECT_TRUE(contains(*export_config(s.m, s.c, s.l, Framework::torchtitan).refusal, "SequenceParallel"));
     s.l.sequence_parallel = true;
-    EXPECT_FALSE(export_config(s.m, s.c, s.l, Framework::torchtitan).refusal);
+    EXPECT_FALSE(export_config(s.m, s.c, run_by(Framework::torchtitan, s.m, s.c, s.l), Framework::torchtitan).refusal);
     // With CP it shards over the CP ranks whatever the shard degree: no zero 0 beside it.
     s.l.zero = 0;
     s.l.cp = 2;
@@ -299,7 +301,7 @@ TEST(Export, RefusalsSayWhy) {
     s.l.zero = 1;
     EXPECT_TRUE(contains(*export_config(s.m, s.c, s.l, Framework::deepspeed).refusal, "sequence_parallel false"));
     s.l.sequence_parallel = false;
-    EXPECT_FALSE(export_config(s.m, s.c, s.l, Framework::deepspeed).refusal);
+    EXPECT_FALSE(export_config(s.m, s.c, run_by(Framework::deepspeed, s.m, s.c, s.l), Framework::deepspeed).refusal);
     s.l.zero = 0;
     EXPECT_TRUE(contains(*export_config(s.m, s.c, s.l, Framework::deepspeed).refusal, "zero 1"));
     s.l.schedule = Schedule::gpipe;
@@ -310,12 +312,41 @@ TEST(Export, RefusalsSayWhy) {
     EXPECT_TRUE(contains(*export_config(s.m, s.c, s.l, Framework::megatron).refusal, "layout.dp: expected tp·cp·pp·dp"));
 }
 
+// What an export writes is what was planned: read back, it plans the same step and memory, or the export
+// is refused naming what the framework would run instead. The 70B layout at ZeRO-3 planned with
+// shardplan's defaults (bf16 gradients, fused accumulation and loss) is not what torchtitan runs: its
+// mixed_precision_reduce is float32, FSDP2 adds each micro-batch's gradients in a pass of their own, and
+// its loss upcasts the logits. Planned as torchtitan runs it, it exports, and the TOML reads back to it.
+TEST(Export, WhatItWritesIsWhatWasPlanned) {
+    Scene s = llama70b();
+    s.l.zero = 3;
+    s.l.recompute = Recompute::full;
+    const Export e = export_config(s.m, s.c, s.l, Framework::torchtitan);
+    ASSERT_TRUE(e.refusal);
+    for (const char* what : {"grad_dtype \"fp32\" (not \"bf16\")", "cross_entropy \"upcast\" (not \"fused\")",
+                             "plan with --framework torchtitan"})
+        EXPECT_TRUE(contains(*e.refusal, what)) << *e.refusal;
+    EXPECT_FALSE(contains(*e.refusal, "sequence_parallel")) << *e.refusal;  // the same either way here
+    const Layout run = run_by(Framework::torchtitan, s.m, s.c, s.l);
+    const Export ok = export_config(s.m, s.c, run, Framework::torchtitan);
+    ASSERT_FALSE(ok.refusal) << *ok.refusal;
+    ImportContext ctx;
+    ctx.cluster = s.c;
+    ctx.model = s.m;
+    ctx.gpus = s.c.gpus;
+    ctx.seq_len = s.l.seq_len;
+    const Imported back = import_launch(Framework::torchtitan, ok.text, ctx, "job.toml");
+    EXPECT_DOUBLE_EQ(evaluate(back.c.model, back.c.cluster, back.c.layout).time.step_s, evaluate(s.m, s.c, run).time.step_s);
+    // Megatron-LM: bf16 gradients are --grad-reduce-in-bf16, and round-trip as they are.
+    EXPECT_FALSE(export_config(s.m, s.c, run_by(Framework::megatron, s.m, s.c, llama70b().l), Framework::megatron).refusal);
+}
+
 TEST(Export, TorchtitanTomlParses) {
     Scene s = llama70b();
     s.l.zero = 3;
     s.l.precision = Precision::fp8;
     s.l.recompute_modules = op_level_selective_modules();  // torchtitan's "selective" (import_test.cpp)
-    const Export e = export_config(s.m, s.c, s.l, Framework::torchtitan);
+    const Export e = export_config(s.m, s.c, run_by(Framework::torchtitan, s.m, s.c, s.l), Framework::torchtitan);
     ASSERT_FALSE(e.refusal) << *e.refusal;
     const toml::table t = toml::parse(e.text);  // throws on malformed TOML
     EXPECT_EQ(t["parallelism"]["tensor_parallel_degree"].value<int64_t>(), 8);
@@ -341,7 +372,7 @@ TEST(Export, DeepSpeedJsonParses) {
     s.l.zero = 2;
     s.l.recompute = Recompute::full;
     s.l.sequence_parallel = false;  // AutoTP splits the linear layers only
-    const Export e = export_config(s.m, s.c, s.l, Framework::deepspeed);
+    const Export e = export_config(s.m, s.c, run_by(Framework::deepspeed, s.m, s.c, s.l), Framework::deepspeed);
     ASSERT_FALSE(e.refusal) << *e.refusal;
     const json j = json::parse(e.text);
     EXPECT_EQ(j["train_batch_size"], 256);

@@ -105,6 +105,11 @@ expect 0 "tensor_parallel_degree = 8" export --model llama3-70b --cluster dgx-h1
 expect 0 '"train_micro_batch_size_per_gpu": 1' export --model llama3-8b --cluster dgx-h100 --gpus 8 --global-batch 64 --format deepspeed
 expect 2 "deepspeed: pipeline parallelism" export --model llama3-8b --cluster dgx-h100 --gpus 8 --pp 2 --global-batch 64 --format deepspeed
 expect 2 "--format: expected one of megatron, torchtitan, deepspeed" export --format nemo
+# A plan naming no framework is exported as the format's framework runs it, said on stderr; a setting it
+# would not run as planned is refused by name.
+expect 0 "# planned as torchtitan runs it (--framework torchtitan)" export --model llama3-8b --cluster dgx-h100 --gpus 8 --zero 3 --format torchtitan
+expect 2 'torchtitan: it would run grad_dtype "fp32" (not "bf16")' export --model llama3-8b --cluster dgx-h100 --gpus 8 --zero 3 --grad-dtype bf16 --format torchtitan
+expect 0 "# searched as Megatron-LM runs it" search --model llama3-8b --cluster dgx-h100 --gpus 8 --global-batch 64 --export megatron --schedule 1f1b
 expect 0 "--num-layers 32" search --model llama3-8b --cluster dgx-h100 --gpus 8 --global-batch 64 --export megatron --schedule 1f1b
 expect 0 "gpus,layout,micro_batch" sweep --model llama3-8b --cluster dgx-h100 --gpus 8,16 --global-batch 64 --format csv --plot "$tmp/s.svg"
 grep -q "</svg>" "$tmp/s.svg" && pass=$((pass + 1)) || { echo "FAIL: sweep --plot wrote no SVG"; fail=$((fail + 1)); }

@@ -10,8 +10,10 @@
 #include "shardplan/export.h"
 #include "shardplan/import.h"
 #include "shardplan/presets.h"
+#include "plan_helpers.h"
 
 using namespace shardplan;
+using shardplan::testing::run_by;
 
 namespace {
 // What an import is told besides the text: the model, the cluster and its GPU count.
@@ -148,6 +150,7 @@ TEST(Import, DpOverlapRoundTripsAndTorchtitanRefusesItsAbsence) {
         }
     l.zero = 1;
     l.precision = Precision::bf16;
+    l = run_by(Framework::deepspeed, m, c, l);  // its BF16 optimizer
     for (const bool on : {true, false}) {
         l.dp_comm_overlap = on;
         const Export e = export_config(m, c, l, Framework::deepspeed);
@@ -182,7 +185,9 @@ TEST(Import, MoeDispatcherRoundTripsAndAllgatherIsSaidToBePlannedAsAlltoall) {
         const Export e = export_config(m, c, l, Framework::megatron);
         ASSERT_FALSE(e.refusal) << *e.refusal;
         EXPECT_EQ(import_launch(Framework::megatron, e.text, ctx, "exported").c.layout.moe_dispatcher, d);
-        const Export tt = export_config(m, c, l, Framework::torchtitan);
+        Layout as_tt = run_by(Framework::torchtitan, m, c, l);
+        as_tt.moe_dispatcher = d;
+        const Export tt = export_config(m, c, as_tt, Framework::torchtitan);
         ASSERT_FALSE(tt.refusal) << *tt.refusal;
         EXPECT_NE(tt.text.find(d == Dispatcher::alltoall ? "expert_parallel_comm_backend = \"standard\""
                                                           : "expert_parallel_comm_backend = \""), std::string::npos);
@@ -218,6 +223,7 @@ TEST(Import, MegatronRecomputeMethodAndLayersRoundTrip) {
     l.recompute = Recompute::full;
     l.recompute_method = RecomputeMethod::block;
     l.recompute_layers = 5;
+    l.pipeline_sends = PipelineSends::blocking_1f1b;  // Megatron-Core's 1F1B waits for its sends
     const Export e = export_config(m, c, l, Framework::megatron);
     ASSERT_FALSE(e.refusal) << *e.refusal;
     EXPECT_NE(e.text.find("--recompute-granularity full --recompute-method block --recompute-num-layers 5"), std::string::npos);
@@ -258,7 +264,9 @@ TEST(Import, MegatronAttentionBackendRoundTripsAndTorchtitanSaysWhatSdpaRuns) {
         ASSERT_FALSE(e.refusal) << *e.refusal;
         EXPECT_NE(e.text.find("--attention-backend " + std::string(enum_name(k))), std::string::npos);
         EXPECT_EQ(import_launch(Framework::megatron, e.text, ctx, "exported").c.layout.attention_kernel, k);
-        const Export tt = export_config(m, c, l, Framework::torchtitan);
+        Layout as_tt = run_by(Framework::torchtitan, m, c, l);
+        as_tt.attention_kernel = k;
+        const Export tt = export_config(m, c, as_tt, Framework::torchtitan);
         EXPECT_EQ(tt.refusal.has_value(), k == AttentionKernel::unfused) << tt.refusal.value_or("");
         if (k == AttentionKernel::fused) EXPECT_NE(tt.text.find("SDPBackend.CUDNN_ATTENTION"), std::string::npos);
         if (k == AttentionKernel::flash) EXPECT_EQ(tt.text.find("CUDNN"), std::string::npos);

@@ -4,6 +4,7 @@
 // findings of issue 16 each hold.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <random>
 #include <sstream>
 
@@ -15,6 +16,7 @@
 #include "shardplan/presets.h"
 #include "shardplan/schedule.h"
 #include "shardplan/toml.h"
+#include "plan_helpers.h"
 
 using namespace shardplan;
 
@@ -42,22 +44,24 @@ Layout layout_of(const Job& j) {
     return l;
 }
 
-// A layout as a framework runs it: torchtitan's "selective" is its op-level set; DeepSpeed has no TP
-// overlap to ask for.
-Layout layout_for(Framework f, const Job& j) {
-    Layout l = layout_of(j);
-    if (f == Framework::torchtitan && l.recompute == Recompute::selective) l.recompute_modules = op_level_selective_modules();
-    if (f == Framework::deepspeed) {
-        l.tp_comm_overlap = false;
-        l.sequence_parallel = false;  // AutoTP keeps the norms' activations whole
-    }
-    return l;
-}
-
 ClusterSpec cluster_of(const Job& j) {
     ClusterSpec c = preset_cluster(j.cluster);
     c.gpus = j.gpus;
     return c;
+}
+
+// A layout as a framework runs it (its defaults, what an export is planned with), with TP overlap on where
+// it can ask for it: torchtitan's async TP under torch.compile, its "selective" its op-level set; DeepSpeed
+// has no TP overlap to ask for.
+Layout layout_for(Framework f, const Job& j) {
+    Layout l = shardplan::testing::run_by(f, preset_model(j.model), cluster_of(j), layout_of(j));
+    l.tp_comm_overlap = j.tp > 1 && f != Framework::deepspeed;
+    if (f == Framework::torchtitan) {
+        l.kernels = Kernels::fused;
+        if (l.recompute == Recompute::selective) l.recompute_modules = op_level_selective_modules();
+    }
+    if (f == Framework::deepspeed) l.sequence_parallel = false;  // AutoTP keeps the norms' activations whole
+    return l;
 }
 
 // Layouts each framework can run: dense and MoE, PP with and without interleaving, uneven stages, CP.
@@ -181,7 +185,7 @@ TEST(LaunchKeys, TablesAreSortedAndUnique) {
 
 TEST(LaunchKeys, EveryMegatronArgumentTheExportWritesIsDefinedWithItsType) {
     for (const Job& j : kMegatronJobs) {
-        const Export e = export_config(preset_model(j.model), cluster_of(j), layout_of(j), Framework::megatron);
+        const Export e = export_config(preset_model(j.model), cluster_of(j), layout_for(Framework::megatron, j), Framework::megatron);
         ASSERT_FALSE(e.refusal) << *e.refusal;
         for (const auto& [name, values] : megatron_args(e.text)) {
             const LaunchKey* k = find_launch_key(Framework::megatron, name);
@@ -347,11 +351,11 @@ TEST(Export, TorchtitanLocalBatchIsOnePassPerRank) {
     // Llama 3 70B on 512 H100, micro-batch 1, global 512: without PP local_batch_size is the micro-batch and
     // global_batch_size makes the accumulation; with PP it is every micro-batch of the step (b·m = 1·32).
     Job flat{"llama3-8b", "dgx-h100", 64, 1, 1, 1, 1, 0, 1, 1, 512, 8192, 3, Recompute::full, Schedule::one_f_one_b, "tp-cp-ep-dp-pp"};
-    json t = parse_toml(export_config(preset_model(flat.model), cluster_of(flat), layout_of(flat), Framework::torchtitan).text, "t");
+    json t = parse_toml(export_config(preset_model(flat.model), cluster_of(flat), layout_for(Framework::torchtitan, flat), Framework::torchtitan).text, "t");
     EXPECT_EQ(t["training"]["local_batch_size"], 1);
     EXPECT_EQ(t["training"]["global_batch_size"], 512);
     const Job& piped = kTorchtitanJobs[0];
-    t = parse_toml(export_config(preset_model(piped.model), cluster_of(piped), layout_of(piped), Framework::torchtitan).text, "t");
+    t = parse_toml(export_config(preset_model(piped.model), cluster_of(piped), layout_for(Framework::torchtitan, piped), Framework::torchtitan).text, "t");
     EXPECT_EQ(t["training"]["local_batch_size"], 32);  // 512 / dp 16
     EXPECT_EQ(t["parallelism"]["pipeline_parallel_microbatch_size"], 1);
 }
@@ -360,7 +364,7 @@ TEST(Export, TorchtitanInterleavedStagesDivideByPp) {
     // 80 layers, pp 4, vpp 5: 4 layers per virtual stage and no layers taken off the first and last, so
     // torchtitan makes ceil((80 + 0 + 0) / 4) = 20 stages = 5 per rank (with its defaults of 1: 21).
     const Job& j = kTorchtitanJobs[0];
-    const json t = parse_toml(export_config(preset_model(j.model), cluster_of(j), layout_of(j), Framework::torchtitan).text, "t");
+    const json t = parse_toml(export_config(preset_model(j.model), cluster_of(j), layout_for(Framework::torchtitan, j), Framework::torchtitan).text, "t");
     const json& p = t["parallelism"];
     const int64_t per = p["pipeline_parallel_layers_per_stage"];
     const int64_t stages = (80 + p["pipeline_parallel_first_stage_less_layers"].get<int64_t>() +
@@ -385,12 +389,12 @@ TEST(Export, LlamaOrderWithoutEpIsMegatronsTpPpDpMapping) {
     // Llama 3's nesting tp-cp-pp-dp: ep goes just outside cp, which is Megatron's tp-cp-ep-pp-dp.
     EXPECT_EQ(*parse_order("tp-cp-pp-dp"), *parse_order("tp-cp-ep-pp-dp"));
     Job j{"llama3-70b", "dgx-h100", 512, 8, 1, 4, 1, 0, 1, 1, 512, 8192, 1, Recompute::none, Schedule::one_f_one_b, "tp-cp-pp-dp"};
-    const Export e = export_config(preset_model(j.model), cluster_of(j), layout_of(j), Framework::megatron);
+    const Export e = export_config(preset_model(j.model), cluster_of(j), layout_for(Framework::megatron, j), Framework::megatron);
     ASSERT_FALSE(e.refusal) << *e.refusal;
     EXPECT_NE(e.text.find("--use-tp-pp-dp-mapping"), std::string::npos);
     // A dense model's ep has no ranks: its place in the order does not matter to Megatron either.
     j.order = "tp-cp-pp-ep-dp";
-    EXPECT_FALSE(export_config(preset_model(j.model), cluster_of(j), layout_of(j), Framework::megatron).refusal);
+    EXPECT_FALSE(export_config(preset_model(j.model), cluster_of(j), layout_for(Framework::megatron, j), Framework::megatron).refusal);
 }
 
 TEST(Precision, RulesPerGpuGeneration) {
@@ -456,7 +460,7 @@ TEST(Import, TorchtitanKernelsFollowTorchCompile) {
     // fused ones. The export writes `compile = true` for a fused plan and leaves it out for an eager one.
     const Job& j = kTorchtitanJobs[2];
     // Async TP needs torch.compile: an eager plan that asks for it is refused with the way out.
-    Layout l = layout_of(j);
+    Layout l = layout_for(Framework::torchtitan, j);
     l.kernels = Kernels::eager;
     const Export async = export_config(preset_model(j.model), cluster_of(j), l, Framework::torchtitan);
     ASSERT_TRUE(async.refusal);
@@ -490,9 +494,11 @@ TEST(Import, KeyTablesAreSortedSoEveryKeyIsFound) {
 
 // Every layout a framework accepts comes back from its exported configuration with the same plan: random
 // layouts (fixed seed) drawn within what each framework can express, planned with the framework's
-// defaults, exported, imported and planned again. It found the experts' gradients of a MoE layout at
-// EP 1 reduced over the TP group when etp was left implicit (plan.cpp), a torchtitan CP job read back as
-// DDP, and settings the exports had approximated instead of refusing (export.cpp).
+// defaults (now and then a dropout, gradient dtype or DP overlap off them), exported, imported and planned
+// again. It found the experts' gradients of a MoE layout at EP 1 reduced over the TP group when etp was left
+// implicit (plan.cpp), a torchtitan CP job read back as DDP, and settings the exports had approximated
+// instead of refusing (export.cpp): dropout and bf16 gradients to torchtitan and DeepSpeed, 8-bit weights
+// alone to torchtitan, bf16 gradients under Megatron's FSDP2, which export_config now reads back itself.
 TEST(Import, RandomLayoutsComeBackWithTheirPlan) {
     std::mt19937_64 rng(20261204);
     auto pick = [&](std::initializer_list<int64_t> xs) {
@@ -529,6 +535,11 @@ TEST(Import, RandomLayoutsComeBackWithTheirPlan) {
             l.framework = f == Framework::megatron ? "Megatron-LM" : tt ? "torchtitan" : "DeepSpeed";
             apply_framework_defaults(framework_defaults(l.framework, c.gpu.generation, l.precision, m.moe.has_value()), l);
             if (tt && l.recompute == Recompute::selective) l.recompute_modules = op_level_selective_modules();
+            // A setting off the framework's default now and then: written where the configuration can say
+            // it, else the export is refused (export_config reads its text back and plans it again).
+            if (pick({0, 1, 2, 3}) == 0) l.dropout = !l.dropout;
+            if (pick({0, 1, 2, 3}) == 0) l.grad_dtype = l.grad_dtype == GradDtype::bf16 ? GradDtype::fp32 : GradDtype::bf16;
+            if (pick({0, 1, 2, 3}) == 0) l.dp_comm_overlap = !l.dp_comm_overlap;
             const Plan before = evaluate(m, c, l);
             if (before.rejection) continue;
             const Export e = export_config(m, c, l, f);
@@ -549,3 +560,4 @@ TEST(Import, RandomLayoutsComeBackWithTheirPlan) {
         EXPECT_EQ(compared, 40) << enum_name(f);
     }
 }
+

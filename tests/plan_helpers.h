@@ -1,15 +1,26 @@
 /// What the whole-step tests share: a plan of a preset model on a preset cluster resized to `gpus`, a
-/// TP · PP · DP layout at micro-batch 1, and one axis's communication term of a plan.
+/// TP · PP · DP layout at micro-batch 1, one axis's communication term of a plan, and a layout as a
+/// framework runs it.
 ///
 ///   const Plan p = plan_of("llama3-8b", "dgx-h100", 64, layout(1, 1, 64, 256));
 ///   const CommTerm* dp = find(p, Axis::dp);  // nullptr where the layout has no DP traffic
 #pragma once
 #include <cstdint>
 
+#include "shardplan/export.h"
 #include "shardplan/plan.h"
 #include "shardplan/presets.h"
 
 namespace shardplan::testing {
+
+/// `l` as framework `f` runs it: named so, with that framework's defaults for this GPU, precision and model
+/// (what the CLI, the API and the page plan an export as, where the plan names no framework). Settings a
+/// test means to change come after.
+inline Layout run_by(Framework f, const ModelSpec& m, const ClusterSpec& c, Layout l) {
+    l.framework = framework_name(f);
+    apply_framework_defaults(framework_defaults(l.framework, c.gpu.generation, l.precision, m.moe.has_value()), l);
+    return l;
+}
 
 inline Plan plan_of(const char* model, const char* cluster, int64_t gpus, Layout l) {
     ClusterSpec c = preset_cluster(cluster);

@@ -58,7 +58,15 @@ async function showExport(format) {
   $('export-section').hidden = false;
   $('export-title').textContent = `${format} launch configuration for ${current ? current.layout_string : ''}`;
   try {
-    const r = await post('/api/export', { ...buildCase(), format });
+    // With no framework chosen, the one exported to decides its own settings (gradient dtype, overlaps), as
+    // the CLI plans an export: what it writes is then what it runs, and the title says at what throughput.
+    const body = { ...buildCase(), format };
+    if (!state.fw) for (const key of Object.values(FRAMEWORK_SETTINGS)) delete body.layout[key];
+    const r = await post('/api/export', body);
+    const p = r.planned;
+    if (p && p.tokens_per_s_per_gpu !== undefined)
+      $('export-title').textContent = `${format} launch configuration for ${p.layout_string}, planned as ${p.framework} runs it: ` +
+        `${Math.round(p.tokens_per_s_per_gpu).toLocaleString('en-US')} tokens/s per GPU`;
     $('export-text').textContent = r.text;
     $('export-refusal').hidden = true;
     $('export-copy').hidden = false;

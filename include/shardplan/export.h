@@ -28,6 +28,15 @@ struct Export {
     std::optional<std::string> refusal;  // why this framework cannot run this layout
 };
 
+/// The configuration for `l` on `f`, or the reason `f` cannot run it. What it writes is what was planned:
+/// the text is read back by the importer (the framework's defaults for whatever it leaves unsaid) and must
+/// plan the same step and memory, or the export is refused naming the settings the framework would run
+/// otherwise.
 Export export_config(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Framework f);
+
+/// The framework's name as a layout's `framework` (and `--framework`) takes it: "Megatron-LM",
+/// "torchtitan", "DeepSpeed". A plan that names no framework is exported as this one runs it: the
+/// adapters plan it with this name, so its defaults fill what was not set.
+std::string framework_name(Framework f);
 
 }  // namespace shardplan

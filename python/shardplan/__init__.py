@@ -119,7 +119,8 @@ def fit(model=None, cluster=None, gpus=None, **layout):
 
 def export(format, model=None, cluster=None, gpus=None, **layout):
     """The layout as a launch configuration ("megatron", "torchtitan" or "deepspeed"), as text; ValueError
-    with the framework's reason when it cannot run the layout."""
+    with the framework's reason when it cannot run the layout. Without ``framework=`` the layout is planned
+    as the format's framework runs it (its defaults for what is not given), so the text runs what is planned."""
     body = _case(model, cluster, gpus, layout)
     body["format"] = format
     return _call(_native.api("POST", "/api/export", _json.dumps(body)))["text"]

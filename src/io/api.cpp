@@ -98,11 +98,24 @@ ApiResponse handle_api(const std::string& method, const std::string& path, const
                 throw ConfigError("format", "one of " + enum_choices<Framework>());
             const auto f = parse_enum<Framework>(j["format"].get<std::string>());
             if (!f) throw ConfigError("format", "one of " + enum_choices<Framework>() + ", got " + describe_json(j["format"]));
-            const Case c = case_of(j, {"format"});
+            Case c = case_of(j, {"format"});
+            // A layout naming no framework is planned as this one runs it: its defaults fill what is unset.
+            if (c.layout.framework.empty() && (!j.contains("layout") || j["layout"].is_object())) {
+                json named = j;
+                named["layout"]["framework"] = framework_name(*f);
+                c = case_of(named, {"format"});
+            }
             const Export e = export_config(c.model, c.cluster, c.layout, *f);
             if (e.refusal) return error_response(400, "format: expected a framework that can express " +
                                                           to_string(c.layout) + "; " + *e.refusal);
-            return json_response(200, {{"format", enum_name(*f)}, {"text", e.text}});
+            // What was exported, as planned: the framework whose defaults filled what the request left unset.
+            const Plan p = evaluate(c.model, c.cluster, c.layout);
+            json planned = {{"framework", c.layout.framework}, {"layout_string", to_string(c.layout)}};
+            if (!p.rejection) {
+                planned["tokens_per_s_per_gpu"] = p.throughput.tokens_per_s_per_gpu;
+                planned["memory_bytes"] = p.memory.total_bytes();
+            }
+            return json_response(200, {{"format", enum_name(*f)}, {"text", e.text}, {"planned", planned}});
         }
         if (path == "/api/plan" || path == "/api/search" || path == "/api/trace" || path == "/api/fit") {
             if (method != "POST") return error_response(405, "method: expected POST for " + path);

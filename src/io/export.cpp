@@ -2,9 +2,15 @@
 // torchtitan torchtitan/config/job_config.py, DeepSpeed docs/config-json.
 #include "shardplan/export.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "shardplan/error.h"
+#include "shardplan/import.h"
+#include "shardplan/plan.h"
 #include "shardplan/schedule.h"
 
 namespace shardplan {
@@ -173,7 +179,7 @@ Export megatron(const ModelSpec& m, const Layout& l) {
     // Megatron-Core requires with it.
     if (keeps_fp8_params(l))
         arg(l.precision == Precision::mxfp8 ? "--fp8-param-gather --reuse-grad-buf-for-mxfp8-param-ag" : "--fp8-param-gather");
-    if (l.grad_dtype == GradDtype::bf16 && l.zero < 3) arg("--grad-reduce-in-bf16");
+    if (l.grad_dtype == GradDtype::bf16) arg("--grad-reduce-in-bf16");  // read back as bf16 whatever the ZeRO stage
     if (l.grad_accumulation == GradAccumulation::eager) arg("--no-gradient-accumulation-fusion");
     Export e;
     for (size_t i = 0; i < a.size(); ++i) e.text += a[i] + (i + 1 < a.size() ? " \\\n" : "\n");
@@ -362,7 +368,64 @@ Export deepspeed(const ModelSpec& m, const Layout& l) {
     return e;
 }
 
+/// What the configuration runs is what the plan planned: the text read back by the importer (the
+/// framework's own defaults for what it leaves unsaid) plans the same step and memory, or the export is
+/// refused naming the settings the framework would run otherwise. A setting that changes nothing (sequence
+/// parallelism at tp 1, say) passes.
+Export round_trip(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Framework f, Export e) {
+    ImportContext ctx;
+    ctx.model = m;
+    ctx.cluster = c;
+    ctx.gpus = c.gpus;
+    ctx.seq_len = l.seq_len;
+    Imported back;
+    try {
+        back = import_launch(f, e.text, ctx, "the export");
+    } catch (const ConfigError& err) {  // an exporter that writes what its importer refuses: a bug, said so
+        return refuse(f, std::string("its configuration does not read back (") + err.what() + ")");
+    }
+    // torchtitan's job config has no key for SDPA's cuDNN backend: the export says in a comment how to run
+    // it (above), which a TOML reader drops, so that setting is taken as said.
+    if (f == Framework::torchtitan && l.attention_kernel == AttentionKernel::fused &&
+        e.text.find("SDPBackend.CUDNN_ATTENTION") != std::string::npos)
+        back.c.layout.attention_kernel = AttentionKernel::fused;
+    const Plan a = evaluate(m, c, l), b = evaluate(back.c.model, back.c.cluster, back.c.layout);
+    const auto same = [](double x, double y) { return std::fabs(x - y) <= 1e-9 * std::max(std::fabs(x), std::fabs(y)); };
+    if (same(a.time.step_s, b.time.step_s) && same(a.needed_bytes, b.needed_bytes) &&
+        same(a.memory.total_bytes(), b.memory.total_bytes()))
+        return e;
+    // Name the settings that change the plan on their own (sequence parallelism at tp 1 does not), all that
+    // differ where none does alone.
+    const json planned = to_json(l), runs = to_json(back.c.layout);
+    std::string moving, differing;
+    for (const auto& [key, value] : planned.items()) {
+        if (key == "framework" || !runs.contains(key) || runs[key] == value) continue;
+        const std::string what = fmt::format("{} {} (not {})", key, runs[key].dump(), value.dump());
+        differing += (differing.empty() ? "" : ", ") + what;
+        json one = planned;
+        one[key] = runs[key];
+        try {
+            const Plan p = evaluate(m, c, layout_from_json(one, "layout", c.gpu.generation, m.moe.has_value()));
+            if (!same(p.time.step_s, a.time.step_s) || !same(p.needed_bytes, a.needed_bytes))
+                moving += (moving.empty() ? "" : ", ") + what;
+        } catch (const ConfigError&) {  // not a layout on its own: counted with the rest
+        }
+    }
+    return refuse(f, fmt::format("it would run {}: plan with --framework {} (its defaults) or set {}",
+                                 moving.empty() ? differing : moving, framework_name(f),
+                                 moving.empty() ? "those" : "them"));
+}
+
 }  // namespace
+
+std::string framework_name(Framework f) {
+    switch (f) {
+        case Framework::megatron: return "Megatron-LM";
+        case Framework::torchtitan: return "torchtitan";
+        case Framework::deepspeed: return "DeepSpeed";
+    }
+    return "";
+}
 
 Export export_config(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Framework f) {
     if (auto p = check_layout(m, c, l)) return refuse(f, p->field + ": expected " + p->expected);
@@ -372,12 +435,15 @@ Export export_config(const ModelSpec& m, const ClusterSpec& c, const Layout& l, 
                                      "layers) into this configuration, and without it every layer would attend over "
                                      "the whole sequence",
                                      m.sliding_window, m.window_layers));
+    Export e;
     switch (f) {
-        case Framework::megatron: return megatron(m, l);
-        case Framework::torchtitan: return torchtitan(m, l);
-        case Framework::deepspeed: return deepspeed(m, l);
+        case Framework::megatron: e = megatron(m, l); break;
+        case Framework::torchtitan: e = torchtitan(m, l); break;
+        case Framework::deepspeed: e = deepspeed(m, l); break;
+        default: return refuse(f, "unknown framework");
     }
-    return refuse(f, "unknown framework");
+    if (e.refusal) return e;
+    return round_trip(m, c, l, f, std::move(e));
 }
 
 }  // namespace shardplan

@@ -272,6 +272,10 @@ test('export buttons show the launch configuration or the reason, and the trace 
   await page.click('button.export[data-format="megatron"]');
   await settle(() => document.querySelector('#export-text').textContent.includes('--tensor-model-parallel-size 8'));
   assert.match(await page.textContent('#export-text'), /--pipeline-model-parallel-size 2/);
+  // No framework chosen: exported as Megatron-LM runs it (fp32 gradient reduction: no --grad-reduce-in-bf16),
+  // and the title says at what throughput.
+  assert.match(await page.textContent('#export-title'), /planned as Megatron-LM runs it: [\d,]+ tokens\/s per GPU/);
+  assert.doesNotMatch(await page.textContent('#export-text'), /--grad-reduce-in-bf16/);
   // torchtitan has no ZeRO-1: the reason, not a configuration.
   await page.click('button.export[data-format="torchtitan"]');
   await settle(() => !document.querySelector('#export-refusal').hidden);
