@@ -137,9 +137,9 @@ expect 0 "global batch 3 (12288 tokens)" plan --model llama3-8b --cluster dgx-h1
 # Without --global-batch each layout takes one micro-batch per replica; the header had said "global batch 1".
 expect 0 "seq 4096 · global batch unset: one micro-batch per replica · bf16" search --model llama3-8b --cluster dgx-h100 --gpus 8
 expect 0 "gpus · seq 4096 · global batch unset: one micro-batch per replica" sweep --model llama3-8b --cluster dgx-h100 --gpus 8,16
-# README's search → export example: the fastest layout Megatron can express (the fastest uses a rank
-# order it cannot), the configuration on stdout.
-expect 0 "--num-layers 80" search --model ../../examples/hf/Meta-Llama-3-70B/config.json --cluster dgx-h100 --gpus 512 --global-batch 512 --seq-len 8192 --export megatron
+# README's search → export example: the fastest layout Megatron can express (the fastest splits 80 layers
+# into 64 chunks, which it cannot), the configuration on stdout.
+expect 0 "--num-virtual-stages-per-pipeline-rank 8" search --model ../../examples/hf/Meta-Llama-3-70B/config.json --cluster dgx-h100 --gpus 512 --global-batch 512 --seq-len 8192 --export megatron
 expect 0 '"feasible": true' plan --case ../../examples/run.json --tp 4 --json
 # README's Hugging Face example runs verbatim from a fresh clone (the config ships in examples/hf).
 expect 0 "Meta-Llama-3-70B" model --model ../../examples/hf/Meta-Llama-3-70B/config.json
