@@ -44,7 +44,7 @@ Case resolve_base(const ScenarioFlags& f);
 /// defaults fill what the flags and the case leave unset, so the configuration runs what is planned.
 ScenarioFlags for_framework(ScenarioFlags flags, Framework f);
 /// The stderr line an export prints when it planned the layout as `f` runs it: "# planned as Megatron-LM
-/// runs it (--framework Megatron-LM): 1,234 tokens/s per GPU".
+/// runs it (--framework Megatron-LM): 966 tokens/s per GPU, 61.2 GB per GPU".
 std::string planned_as(const Case& c, Framework f);
 
 /// The global batch a search or sweep header names: "global batch 512", or, when none is set, what each
