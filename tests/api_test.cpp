@@ -314,6 +314,25 @@ TEST(Api, ExportIsTheLaunchConfigurationOrTheReason) {
     const json j = json::parse(r.body);
     EXPECT_EQ(j["format"], "megatron");
     EXPECT_NE(j["text"].get<std::string>().find("--tensor-model-parallel-size 8"), std::string::npos);
+    // The layout names no framework: planned as Megatron-LM runs it (fp32 gradient reduction, so no
+    // --grad-reduce-in-bf16), and the answer says so with that plan's throughput, the CLI's figure.
+    EXPECT_EQ(j["planned"]["framework"], "Megatron-LM");
+    EXPECT_EQ(j["planned"]["layout_string"], "TP8·CP1·PP2·DP4·EP1");
+    EXPECT_EQ(j["text"].get<std::string>().find("--grad-reduce-in-bf16"), std::string::npos);
+    json as_run = json::parse(body);
+    as_run["layout"]["framework"] = "Megatron-LM";
+    as_run.erase("format");
+    const json plan = json::parse(handle_api("POST", "/api/plan", as_run.dump()).body);
+    EXPECT_DOUBLE_EQ(j["planned"]["tokens_per_s_per_gpu"].get<double>(), plan["throughput"]["tokens_per_s_per_gpu"].get<double>());
+    // A setting stated against the framework's way is refused by name, not written and dropped.
+    json bf16 = json::parse(body);
+    bf16["layout"]["grad_dtype"] = "bf16";
+    bf16["layout"]["zero"] = 3;
+    bf16["format"] = "torchtitan";
+    const ApiResponse stated = handle_api("POST", "/api/export", bf16.dump());
+    EXPECT_EQ(stated.status, 400);
+    EXPECT_NE(json::parse(stated.body)["error"].get<std::string>().find("it would run grad_dtype \"fp32\" (not \"bf16\")"),
+              std::string::npos) << stated.body;
     std::string titan = body;
     titan.replace(titan.find("megatron"), 8, "torchtitan");
     const ApiResponse refused = handle_api("POST", "/api/export", titan);
