@@ -132,9 +132,14 @@ Run setup_search(CLI::App& cmd) {
         if (framework) {
             if (r.best.empty()) throw ConfigError("--export", "a layout that fits; none does (search without --export for why)");
             const Export best = export_config(base.model, base.cluster, r.best.front().layout, *framework);
+            std::string by_settings;  // the fastest kept out only by a setting the framework would run otherwise
             for (size_t k = 0; k < r.best.size(); ++k) {
                 const Export e = k == 0 ? best : export_config(base.model, base.cluster, r.best[k].layout, *framework);
-                if (e.refusal) continue;
+                if (e.refusal) {
+                    if (by_settings.empty() && e.refusal->find(": it would run ") != std::string::npos)
+                        by_settings = "the fastest it can write (" + to_string(r.best[k].layout) + ") because " + *e.refusal;
+                    continue;
+                }
                 if (k > 0)  // said on stderr: stdout stays the configuration
                     std::cerr << fmt::format("# {} cannot express the fastest layout ({}: {}); this is the fastest it "
                                              "can, #{} at {:.0f} tokens/s/GPU against {:.0f}\n",
@@ -149,9 +154,12 @@ Run setup_search(CLI::App& cmd) {
                 std::cout << e.text;
                 return 0;
             }
-            throw ConfigError("--export", "a layout " + enum_choices<Framework>() + " can express; none of the " +
-                                              std::to_string(r.best.size()) + " fastest can, the best (" +
-                                              to_string(r.best.front().layout) + ") because " + *best.refusal);
+            // The actionable reason first: a setting to change, where one kept out a layout it can write.
+            throw ConfigError("--export", "a layout " + std::string(enum_name(*framework)) + " can run as planned; none of the " +
+                                              std::to_string(r.best.size()) + " fastest can, " +
+                                              (by_settings.empty() ? "the best (" + to_string(r.best.front().layout) +
+                                                                         ") because " + *best.refusal
+                                                                   : by_settings));
         }
         if (fmt == OutputFormat::as_json) {
             std::cout << search_to_json(r, o->pareto).dump(2) << "\n";

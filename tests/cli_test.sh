@@ -109,6 +109,7 @@ expect 2 "--format: expected one of megatron, torchtitan, deepspeed" export --fo
 # would not run as planned is refused by name.
 expect 0 "# planned as torchtitan runs it (--framework torchtitan)" export --model llama3-8b --cluster dgx-h100 --gpus 8 --zero 3 --format torchtitan
 expect 2 'torchtitan: it would run grad_dtype "fp32" (not "bf16")' export --model llama3-8b --cluster dgx-h100 --gpus 8 --zero 3 --grad-dtype bf16 --format torchtitan
+expect 2 'none of the 8 fastest can, the fastest it can write (TP1·CP1·PP1·DP8·EP1) because torchtitan: it would run grad_dtype' search --model llama3-8b --cluster dgx-h100 --gpus 8 --global-batch 64 --grad-dtype bf16 --export torchtitan --max-tp 1 --max-cp 1 --max-pp 1 --zero 3
 expect 0 "# searched as Megatron-LM runs it" search --model llama3-8b --cluster dgx-h100 --gpus 8 --global-batch 64 --export megatron --schedule 1f1b
 expect 0 "--num-layers 32" search --model llama3-8b --cluster dgx-h100 --gpus 8 --global-batch 64 --export megatron --schedule 1f1b
 expect 0 "gpus,layout,micro_batch" sweep --model llama3-8b --cluster dgx-h100 --gpus 8,16 --global-batch 64 --format csv --plot "$tmp/s.svg"
