@@ -136,7 +136,7 @@ Run setup_search(CLI::App& cmd) {
             for (size_t k = 0; k < r.best.size(); ++k) {
                 const Export e = k == 0 ? best : export_config(base.model, base.cluster, r.best[k].layout, *framework);
                 if (e.refusal) {
-                    if (by_settings.empty() && e.refusal->find(": it would run ") != std::string::npos)
+                    if (by_settings.empty() && e.refused_for_settings)
                         by_settings = "the fastest it can write (" + to_string(r.best[k].layout) + ") because " + *e.refusal;
                     continue;
                 }

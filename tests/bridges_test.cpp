@@ -280,6 +280,7 @@ TEST(Export, RefusalsSayWhy) {
     s.l.sequence_parallel = false;
     ASSERT_GT(s.l.tp, 1);
     EXPECT_TRUE(contains(*export_config(s.m, s.c, s.l, Framework::torchtitan).refusal, "SequenceParallel"));
+    EXPECT_FALSE(export_config(s.m, s.c, s.l, Framework::torchtitan).refused_for_settings);  // its form, not a setting
     s.l.sequence_parallel = true;
     EXPECT_FALSE(export_config(s.m, s.c, run_by(Framework::torchtitan, s.m, s.c, s.l), Framework::torchtitan).refusal);
     // With CP it shards over the CP ranks whatever the shard degree: no zero 0 beside it.
@@ -323,6 +324,7 @@ TEST(Export, WhatItWritesIsWhatWasPlanned) {
     s.l.recompute = Recompute::full;
     const Export e = export_config(s.m, s.c, s.l, Framework::torchtitan);
     ASSERT_TRUE(e.refusal);
+    EXPECT_TRUE(e.refused_for_settings);
     for (const char* what : {"grad_dtype \"fp32\" (not \"bf16\")", "cross_entropy \"upcast\" (not \"fused\")",
                              "plan with --framework torchtitan"})
         EXPECT_TRUE(contains(*e.refusal, what)) << *e.refusal;

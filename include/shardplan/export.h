@@ -26,6 +26,9 @@ template <> struct EnumNames<Framework> {
 struct Export {
     std::string text;                    // the configuration, ready to paste or save
     std::optional<std::string> refusal;  // why this framework cannot run this layout
+    /// The refusal is only that the framework would run some setting otherwise than planned (the read-back
+    /// check); the layout itself has a form in its configuration.
+    bool refused_for_settings = false;
 };
 
 /// The configuration for `l` on `f`, or the reason `f` cannot run it. What it writes is what was planned:

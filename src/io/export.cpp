@@ -411,9 +411,11 @@ Export round_trip(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Fra
         } catch (const ConfigError&) {  // not a layout on its own: counted with the rest
         }
     }
-    return refuse(f, fmt::format("it would run {}: plan with --framework {} (its defaults) or set {}",
-                                 moving.empty() ? differing : moving, framework_name(f),
-                                 moving.empty() ? "those" : "them"));
+    Export settings = refuse(f, fmt::format("it would run {}: plan with --framework {} (its defaults) or set {}",
+                                            moving.empty() ? differing : moving, framework_name(f),
+                                            moving.empty() ? "those" : "them"));
+    settings.refused_for_settings = true;
+    return settings;
 }
 
 }  // namespace
