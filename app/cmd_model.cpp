@@ -39,8 +39,12 @@ Run setup_model(CLI::App& cmd) {
         std::cout << fmt::format("  layers       {} ({} dense, {} MoE), hidden {}, heads {} (kv {}), vocab {}\n", m.layers,
                                  m.layers - n_moe, n_moe, m.hidden, m.heads, m.kv_heads, m.vocab);
         if (m.window_layers > 0)
-            std::cout << fmt::format("  attention    a {}-token sliding window on {} of the {} layers\n", m.sliding_window,
+            std::cout << fmt::format("  attention    {} on {} of the {} layers\n",
+                                     m.window_kind == WindowKind::chunked
+                                         ? fmt::format("causal inside {}-token chunks", m.sliding_window)
+                                         : fmt::format("a {}-token sliding window", m.sliding_window),
                                      m.window_layers, m.layers);
+        if (m.sandwich_norms) std::cout << "  norms        four a layer: after attention and after the MLP as well\n";
         auto row = [](const char* what, const LayerParams& p) {
             return fmt::format("  {:<10} attention {:>14L}  mlp/shared {:>14L}  router {:>10L}  experts {:>16L}  norms {:>8L}  total {:>16L}\n",
                                what, p.attn, p.mlp, p.router, p.experts, p.replicated, p.total());

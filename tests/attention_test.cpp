@@ -233,3 +233,33 @@ TEST(Compute, WindowedLayersAttendToTheirWindowOnly) {
     EXPECT_DOUBLE_EQ(wu.attn_fwd_s, fu.attn_fwd_s);
     EXPECT_LT(wu.model_flops, fu.model_flops);
 }
+
+// Chunked attention (Llama 4): the s tokens fall in blocks of w, each causal inside itself, so a layer's
+// work is a full causal layer's over (q·w² + r²)/s keys, q = ⌊s/w⌋, r = s − q·w. Llama 3 8B at s = 32768
+// with w = 8192 on every layer: 4 whole chunks, span 8192. The forward's attention FLOPs per token fall by
+// L · (32768 − 8192) · a·(d_qk + d_v) = 32 · 24576 · 8192 = 6,442,450,944, a step's by 3 × that,
+// 19,327,352,832. At s = 20000: q = 2, r = 3616, span (2·8192² + 3616²)/20000 = 7364.5184... A sliding
+// window of the same w covers more: 2w − w(w − 1)/s = 16384 − 8192·8191/32768 = 14336.25.
+TEST(Compute, ChunkedLayersAttendInsideTheirChunk) {
+    const ModelSpec full = preset_model("llama3-8b");
+    ModelSpec chunked = full;
+    chunked.sliding_window = 8192;
+    chunked.window_layers = full.layers;
+    chunked.window_kind = WindowKind::chunked;
+    validate_model(chunked);
+    EXPECT_NEAR(model_flops_per_token(full, 32768) - model_flops_per_token(chunked, 32768), 19'327'352'832.0, 1.0);
+    const double per_key_step = 3.0 * 32 * 8192;  // 3 · L · a·(d_qk + d_v)
+    const double span_20k = (2.0 * 8192 * 8192 + 3616.0 * 3616) / 20000;
+    EXPECT_NEAR(model_flops_per_token(full, 20000) - model_flops_per_token(chunked, 20000),
+                per_key_step * (20000 - span_20k), 1.0);
+    ModelSpec sliding = chunked;
+    sliding.window_kind = WindowKind::sliding;
+    EXPECT_NEAR(model_flops_per_token(full, 32768) - model_flops_per_token(sliding, 32768),
+                per_key_step * (32768 - 14336.25), 1.0);
+    // A chunk as long as the sequence changes nothing.
+    EXPECT_DOUBLE_EQ(model_flops_per_token(chunked, 8192), model_flops_per_token(full, 8192));
+    ClusterSpec c = preset_cluster("dgx-h100");
+    Layout l;
+    l.seq_len = 32768;
+    EXPECT_LT(layer_work(chunked, c, l, false).attn_fwd_s, layer_work(sliding, c, l, false).attn_fwd_s);
+}

@@ -93,6 +93,25 @@ TEST(Memory, LayerActivationsHandWorked) {
     EXPECT_DOUBLE_EQ(layer_activation_bytes(m, l, false), 150'994'944.0);
 }
 
+// Sandwich norms (Gemma 2/3) keep the attention's and the MLP's outputs as the inputs of the norms after
+// them: 2 · 2·T·h = 67,108,864 more than LayerActivationsHandWorked's 570,949,632 on Llama 3 8B at s = 4096,
+// ÷ 8 under TP8 with SP; full recomputation keeps the layer input alone either way.
+TEST(Memory, SandwichNormsKeepTheirInputs) {
+    ModelSpec m = preset_model("llama3-8b");
+    m.sandwich_norms = true;
+    Layout l;
+    l.seq_len = 4096;
+    l.sequence_parallel = false;
+    EXPECT_DOUBLE_EQ(layer_activation_bytes(m, l, false), 570'949'632.0 + 67'108'864.0);
+    l.tp = 8;
+    l.sequence_parallel = true;
+    EXPECT_DOUBLE_EQ(layer_activation_bytes(m, l, false), (570'949'632.0 + 67'108'864.0) / 8);
+    l.tp = 1;
+    l.sequence_parallel = false;
+    l.recompute = Recompute::full;
+    EXPECT_DOUBLE_EQ(layer_activation_bytes(m, l, false), 33'554'432.0);
+}
+
 TEST(Memory, KorthikantiTpOnlyFormWithoutDropout) {
     // GPT-3 shape (f = 4h, MHA, GeLU), TP t without SP: s·b·h·(8 + 24/t) (Korthikanti Table 2 is 10 + 24/t;
     // the 2 extra are the two dropout masks, which modern recipes disable) + the fp32 log-sum-exp 4·s·b·a/t.

@@ -100,3 +100,30 @@ TEST(Model, SlidingWindowFieldsAreChecked) {
     EXPECT_EQ(to_json(some)["window_layers"], 8);
     EXPECT_THROW(model_from_json(json::parse(R"({"preset": "llama3-8b", "sliding_window": -1})"), "model"), ConfigError);
 }
+
+// Chunked windows need their length; window_kind and sandwich_norms are read and written as given.
+TEST(Model, WindowKindAndSandwichNormsRoundTrip) {
+    ModelSpec m = preset_model("llama3-8b");
+    m.window_kind = WindowKind::chunked;
+    EXPECT_NE(validation_error(m).find("model.window_kind"), std::string::npos) << validation_error(m);
+    const ModelSpec g = model_from_json(
+        json::parse(R"({"preset": "llama3-8b", "sliding_window": 8192, "window_layers": 24, "window_kind": "chunked",
+                       "sandwich_norms": true, "mlp": "geglu"})"),
+        "model");
+    EXPECT_EQ(g.window_kind, WindowKind::chunked);
+    EXPECT_TRUE(g.sandwich_norms);
+    EXPECT_EQ(g.mlp, MlpKind::geglu);
+    const json back = to_json(g);
+    EXPECT_EQ(back["window_kind"], "chunked");
+    EXPECT_EQ(back["sandwich_norms"], true);
+    EXPECT_EQ(back["mlp"], "geglu");
+    // Sandwich norms add two RMSNorms of h a layer: 32 · 2 · 4096 = 262,144 parameters on Llama 3 8B; a
+    // gated GELU MLP has SwiGLU's three matrices.
+    EXPECT_EQ(model_params_total(g) - model_params_total(preset_model("llama3-8b")), 262'144);
+    try {
+        model_from_json(json::parse(R"({"preset": "llama3-8b", "window_kind": "striped"})"), "model");
+        FAIL();
+    } catch (const ConfigError& e) {
+        EXPECT_NE(std::string(e.what()).find("model.window_kind"), std::string::npos) << e.what();
+    }
+}

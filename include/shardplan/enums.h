@@ -16,9 +16,14 @@ namespace shardplan {
 enum class Precision { bf16, fp16, fp8, mxfp8, nvfp4 };
 enum class Recompute { none, selective, full };
 enum class Schedule { gpipe, one_f_one_b, interleaved, zb, dualpipe };
-enum class MlpKind { swiglu, gelu, relu2 };
+/// swiglu and geglu are gated (three matrices: gate, up, down; SiLU or tanh-GELU on the gate, Gemma);
+/// gelu and relu2 plain (two).
+enum class MlpKind { swiglu, geglu, gelu, relu2 };
 enum class AttentionKind { mha, mla };
 enum class NormKind { rmsnorm, layernorm };
+/// What a windowed layer's queries see: sliding, the last w keys (Mistral, Gemma 2/3, gpt-oss); chunked,
+/// the keys of their own block of w tokens, causal inside it (Llama 4's attention_chunk_size).
+enum class WindowKind { sliding, chunked };
 enum class GradDtype { bf16, fp32 };
 /// The attention core's kernel, by Megatron's --attention-backend names. flash: FlashAttention-2 (the
 /// flash-attn package, PyTorch SDPA's flash backend, Triton kernels); fused: a fused attention written for
@@ -143,8 +148,8 @@ template <> struct EnumNames<Schedule> {
         {Schedule::zb, "zb"}, {Schedule::dualpipe, "dualpipe"}}};
 };
 template <> struct EnumNames<MlpKind> {
-    static constexpr std::array<std::pair<MlpKind, std::string_view>, 3> table{{
-        {MlpKind::swiglu, "swiglu"}, {MlpKind::gelu, "gelu"}, {MlpKind::relu2, "relu2"}}};
+    static constexpr std::array<std::pair<MlpKind, std::string_view>, 4> table{{
+        {MlpKind::swiglu, "swiglu"}, {MlpKind::geglu, "geglu"}, {MlpKind::gelu, "gelu"}, {MlpKind::relu2, "relu2"}}};
 };
 template <> struct EnumNames<AttentionKind> {
     static constexpr std::array<std::pair<AttentionKind, std::string_view>, 2> table{{
@@ -153,6 +158,10 @@ template <> struct EnumNames<AttentionKind> {
 template <> struct EnumNames<NormKind> {
     static constexpr std::array<std::pair<NormKind, std::string_view>, 2> table{{
         {NormKind::rmsnorm, "rmsnorm"}, {NormKind::layernorm, "layernorm"}}};
+};
+template <> struct EnumNames<WindowKind> {
+    static constexpr std::array<std::pair<WindowKind, std::string_view>, 2> table{{
+        {WindowKind::sliding, "sliding"}, {WindowKind::chunked, "chunked"}}};
 };
 template <> struct EnumNames<GradDtype> {
     static constexpr std::array<std::pair<GradDtype, std::string_view>, 2> table{{

@@ -56,6 +56,8 @@ struct ModelSpec {
     bool attention_sinks = false;  // one learned softmax logit per head and layer (gpt-oss)
     int64_t sliding_window = 0;    // w: keys a query sees at most in a windowed layer (0: every layer full causal)
     int64_t window_layers = 0;     // how many of the layers are windowed (gpt-oss: every second; Mistral 7B v0.1: all)
+    WindowKind window_kind = WindowKind::sliding;  // chunked: blocks of sliding_window tokens (Llama 4)
+    bool sandwich_norms = false;   // a norm after attention and after the MLP too, four a layer (Gemma 2 and 3)
     std::optional<MlaSpec> mla;
     std::optional<MoeSpec> moe;
 };
@@ -71,6 +73,8 @@ struct LayerParams {
 };
 
 LayerParams layer_params(const ModelSpec& m, bool moe_layer);
+/// A gated MLP (SwiGLU, GeGLU): three matrices, the gate's activation times the up projection.
+inline bool gated_mlp(const ModelSpec& m) { return m.mlp == MlpKind::swiglu || m.mlp == MlpKind::geglu; }
 /// Parameters of one routed expert (its MLP of expert_ffn_hidden).
 int64_t expert_params(const ModelSpec& m);
 bool is_moe_layer(const ModelSpec& m, int64_t layer_index);

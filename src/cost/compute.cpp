@@ -88,7 +88,7 @@ void add_padded_gemm(Gemms& g, const ClusterSpec& c, Precision p, double M, doub
     g.add(padded);
 }
 
-double mlp_width(const ModelSpec& m, double ffn) { return m.mlp == MlpKind::swiglu ? 2.0 * ffn : ffn; }
+double mlp_width(const ModelSpec& m, double ffn) { return gated_mlp(m) ? 2.0 * ffn : ffn; }
 
 }  // namespace
 
@@ -158,11 +158,18 @@ double flash_core_s(const ModelSpec& m, const ClusterSpec& c, AttentionKernel ke
 }
 
 // What a windowed layer's causal products cover, as the sequence a full causal layer of the same work
-// would have: a row i sees min(i, w) keys, w − w(w − 1)/(2s) on average, against (s + 1)/2 ≈ s/2 with
-// no window; so 2w − w(w − 1)/s, and s where the window holds the whole sequence (or there is none).
-double windowed_span(int64_t window, double s) {
-    const double w = static_cast<double>(window);
-    return window <= 0 || w >= s ? s : 2.0 * w - w * (w - 1.0) / s;
+// would have. Sliding: a row i sees min(i, w) keys, w − w(w − 1)/(2s) on average, against (s + 1)/2 ≈ s/2
+// with no window; so 2w − w(w − 1)/s. Chunked: the s tokens fall in q = ⌊s/w⌋ blocks of w and one of
+// r = s − q·w, each causal inside itself, so about (q·w² + r²)/(2s) keys a row; the span (q·w² + r²)/s, w
+// where w divides s. Either is s where the window holds the whole sequence (or there is none).
+double windowed_span(const ModelSpec& m, double s) {
+    const double w = static_cast<double>(m.sliding_window);
+    if (m.sliding_window <= 0 || w >= s) return s;
+    if (m.window_kind == WindowKind::chunked) {
+        const double q = std::floor(s / w), r = s - q * w;
+        return (q * w * w + r * r) / s;
+    }
+    return 2.0 * w - w * (w - 1.0) / s;
 }
 
 // The share of the layers that attend to a window, L_w/L.
@@ -170,7 +177,7 @@ double window_share(const ModelSpec& m) { return static_cast<double>(m.window_la
 
 // The span of the model's mean layer: (L − L_w)·s + L_w·s_w over L (docs/model.md §3).
 double mean_span(const ModelSpec& m, double s) {
-    return (1.0 - window_share(m)) * s + window_share(m) * windowed_span(m.sliding_window, s);
+    return (1.0 - window_share(m)) * s + window_share(m) * windowed_span(m, s);
 }
 
 // The unfused core's two products (Megatron's baddbmm for Q·Kᵀ, bmm for the probabilities times V): cuBLAS
@@ -256,7 +263,7 @@ void mlp_gemms(LayerParts& x, double tokens, double ffn_local, double in_local, 
         add_gemm(x.g, x.c, p, tokens, mlp_width(x.m, ffn_local), in_local, count, scale, together);
         add_gemm(x.g, x.c, p, tokens, in_local, ffn_local, count, scale, together);
     });
-    x.elementwise(tokens * count * ffn_local * (x.m.mlp == MlpKind::swiglu ? 3.0 : 2.0), replay_all || replay_act);
+    x.elementwise(tokens * count * ffn_local * (gated_mlp(x.m) ? 3.0 : 2.0), replay_all || replay_act);
     if (quantizes(p))  // each GEMM's input cast to its 8- or 4-bit copy: x for the first, the activation for the second
         x.elementwise(kCastElems * tokens * count * (in_local + ffn_local), replay_all);
 }
@@ -279,7 +286,7 @@ void mlp_block(LayerParts& x, bool moe_layer) {
     if (!(moe_layer && m.moe)) {
         mlp_gemms(x, T, static_cast<double>(m.ffn_hidden) / tp, h, 1, 1.0, recomputes(l, RecomputeModule::mlp),
                   recomputes(l, RecomputeModule::mlp_act));
-        if (m.mlp == MlpKind::swiglu && recomputes(l, RecomputeModule::every_second_gemm) && !recomputes(l, RecomputeModule::mlp))
+        if (gated_mlp(m) && recomputes(l, RecomputeModule::every_second_gemm) && !recomputes(l, RecomputeModule::mlp))
             add_gemm(x.replay, x.c, l.precision, T, static_cast<double>(m.ffn_hidden) / tp, h);  // up, again
         return;
     }
@@ -323,7 +330,7 @@ LayerWork layer_work(const ModelSpec& m, const ClusterSpec& c, const Layout& l, 
     // the model's average of the two kinds. Flash skips the blocks outside the window; the unfused core
     // computes the whole square and masks it, so its time does not fall.
     const double win_share = window_share(m);
-    const double s_win = windowed_span(m.sliding_window, s);
+    const double s_win = windowed_span(m, s);
     const double per_key = b * s * qo_width / (tp * static_cast<double>(l.cp));
     const double attn_flops = per_key * mean_span(m, s);
     const bool unfused = l.attention_kernel == AttentionKernel::unfused;
@@ -343,8 +350,9 @@ LayerWork layer_work(const ModelSpec& m, const ClusterSpec& c, const Layout& l, 
     }
 
     mlp_block(x, moe_layer);
-    // Two norms (read + write) and two residual adds (2 reads + 1 write) on T/sp tokens.
-    x.act_elems += T / sp * h * (2 * 2 + 2 * 3);
+    // Two norms (read + write) and two residual adds (2 reads + 1 write) on T/sp tokens; sandwich norms
+    // (Gemma 2/3) add one after attention and one after the MLP.
+    x.act_elems += T / sp * h * ((m.sandwich_norms ? 4 : 2) * 2 + 2 * 3);
     if (recomputes(l, RecomputeModule::layernorm)) x.replay_elems += T / sp * h * 2 * 2;
     if (quantizes(p))  // the QKV projection's input and the output projection's (the MLPs' in mlp_gemms)
         x.act_elems += kCastElems * T * (h + static_cast<double>(attn_out_width(m)) / tp);

@@ -55,7 +55,7 @@ ActParts layer_activations(const ModelSpec& m, const Layout& l, bool moe_layer) 
     const double qw = static_cast<double>(q_width(m)), kw = static_cast<double>(k_width(m)),
                  vw = static_cast<double>(v_width(m));
     const double a_local = static_cast<double>(m.heads) / tp;
-    const double gated = m.mlp == MlpKind::swiglu ? 2.0 : 1.0;
+    const double gated = gated_mlp(m) ? 2.0 : 1.0;
     const bool mla = m.attention == AttentionKind::mla && m.mla;
     // A GEMM's input kept only for that GEMM's weight gradient is kept as the quantized copy the forward
     // made (Transformer Engine's Linear/LayerNormLinear save it instead of the bf16 tensor).
@@ -96,6 +96,10 @@ ActParts layer_activations(const ModelSpec& m, const Layout& l, bool moe_layer) 
     if (l.attention_kernel != AttentionKernel::unfused && gin != kElem) keep(kElem * o_elems, rc_core);
     if (mla)  // the compressed q and kv latents feed the up-projections (replicated over tp)
         keep(gin * T * static_cast<double>(m.mla->q_lora_rank + m.mla->kv_lora_rank + m.mla->qk_rope_head_dim), false);
+    // Sandwich norms (Gemma 2/3) normalise the attention's and the MLP's outputs before each residual
+    // add and keep those outputs as their inputs; the attention's is rebuilt when the output projection
+    // is replayed.
+    if (m.sandwich_norms) keep(kElem * T * h / sp, alt);
     if (l.attention_kernel != AttentionKernel::unfused) {
         keep(4.0 * T * a_local, rc_core);  // fp32 log-sum-exp per head and token
     } else {
@@ -108,7 +112,7 @@ ActParts layer_activations(const ModelSpec& m, const Layout& l, bool moe_layer) 
     // second GEMM.
     // Eager gated MLPs (`act(gate) * up` as two autograd nodes) also keep the activation's output for
     // the product's backward; a fused SwiGLU kernel recomputes it from gate (Megatron's bias_swiglu).
-    const bool eager_glu = l.kernels == Kernels::eager && m.mlp == MlpKind::swiglu;
+    const bool eager_glu = l.kernels == Kernels::eager && gated_mlp(m);
     const double before_mlp = full;
     auto mlp = [&](double tokens, double ffn_local, double extra_in, bool whole, bool act, bool second) {
         keep(kElem * tokens * ffn_local + extra_in, whole);
@@ -140,6 +144,7 @@ ActParts layer_activations(const ModelSpec& m, const Layout& l, bool moe_layer) 
         if (alt && gated > 1.0) keep(kElem * T * h, false);
         if (alt && sp > 1.0) keep(2.0 * kElem * T * h / sp, false);
     }
+    if (m.sandwich_norms) keep(kElem * T * h / sp, false);
     ActParts parts;
     parts.full = full;
     // A block's backward makes the gradient of each tensor it kept, about as many bytes, before freeing

@@ -63,7 +63,7 @@ int64_t part_first(const Split& s, int64_t i) {
 void split_by_cost(const ModelSpec& m, int64_t pp, std::vector<Stage>& stages) {
     const double h = static_cast<double>(m.hidden);
     const double attn = 4.0 * static_cast<double>(m.heads * m.head_dim) * h;
-    const double mats = m.mlp == MlpKind::swiglu ? 3.0 : 2.0;
+    const double mats = gated_mlp(m) ? 3.0 : 2.0;
     auto layer_cost = [&](int64_t i) {
         if (m.moe && is_moe_layer(m, i)) {
             const MoeSpec& e = *m.moe;

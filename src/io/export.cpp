@@ -61,6 +61,8 @@ Export megatron(const ModelSpec& m, const Layout& l) {
     if (recomputes(l, RecomputeModule::every_second_gemm))
         return refuse(F, "Megatron-LM has no recompute module for every second GEMM of a layer (every_second_gemm, "
                          "torchtitan's op-level checkpointing; use mlp, or full)");
+    if (m.mlp == MlpKind::geglu)
+        return refuse(F, "Megatron-LM's arguments have no gated GELU MLP (model.mlp geglu; --swiglu gates with SiLU)");
     if (l.zero == 2)
         return refuse(F, "Megatron-LM has no ZeRO-2: its distributed optimizer shards the optimizer state (zero 1) and "
                          "keeps the gradient buffer whole; FSDP shards everything (zero 3)");
@@ -431,12 +433,16 @@ std::string framework_name(Framework f) {
 
 Export export_config(const ModelSpec& m, const ClusterSpec& c, const Layout& l, Framework f) {
     if (auto p = check_layout(m, c, l)) return refuse(f, p->field + ": expected " + p->expected);
-    // No exporter writes a sliding window: the job it wrote would attend over the whole sequence on every layer.
+    // No exporter writes a sliding or chunked window, or sandwich norms: the job it wrote would attend over
+    // the whole sequence on every layer, or have two norms a layer.
     if (m.window_layers > 0)
-        return refuse(f, fmt::format("model.sliding_window: shardplan does not write a sliding window ({} tokens on {} "
-                                     "layers) into this configuration, and without it every layer would attend over "
-                                     "the whole sequence",
+        return refuse(f, fmt::format("model.sliding_window: shardplan does not write {} ({} tokens on {} layers) into "
+                                     "this configuration, and without it every layer would attend over the whole sequence",
+                                     m.window_kind == WindowKind::chunked ? "chunked attention" : "a sliding window",
                                      m.sliding_window, m.window_layers));
+    if (m.sandwich_norms)
+        return refuse(f, "model.sandwich_norms: shardplan does not write the norms after attention and after the MLP "
+                         "into this configuration, and without them each layer would have two norms, not four");
     Export e;
     switch (f) {
         case Framework::megatron: e = megatron(m, l); break;

@@ -13,7 +13,8 @@ json to_json(const ModelSpec& m) {
               {"mlp", enum_name(m.mlp)}, {"norm", enum_name(m.norm)}, {"attention", enum_name(m.attention)},
               {"tied_embeddings", m.tied_embeddings}, {"linear_bias", m.linear_bias}, {"qkv_bias", m.qkv_bias},
               {"qk_norm", m.qk_norm}, {"attention_sinks", m.attention_sinks}, {"sliding_window", m.sliding_window},
-              {"window_layers", m.window_layers}, {"mla", nullptr}, {"moe", nullptr}};
+              {"window_layers", m.window_layers}, {"window_kind", enum_name(m.window_kind)},
+              {"sandwich_norms", m.sandwich_norms}, {"mla", nullptr}, {"moe", nullptr}};
     if (m.mla)
         j["mla"] = {{"q_lora_rank", m.mla->q_lora_rank}, {"kv_lora_rank", m.mla->kv_lora_rank},
                     {"qk_nope_head_dim", m.mla->qk_nope_head_dim}, {"qk_rope_head_dim", m.mla->qk_rope_head_dim},

@@ -231,7 +231,7 @@ ModelSpec model_from_json(const json& j, const std::string& path, const FileAcce
     Reader r(j, path);
     r.only({"name", "preset", "layers", "hidden", "ffn_hidden", "heads", "kv_heads", "head_dim", "vocab", "mlp", "norm",
             "tied_embeddings", "attention", "mla", "moe", "linear_bias", "qkv_bias", "qk_norm", "attention_sinks", "params_b",
-            "active_params_b", "sliding_window", "window_layers"});
+            "active_params_b", "sliding_window", "window_layers", "window_kind", "sandwich_norms"});
     // "preset" starts from a built-in model and lets the other fields override it.
     ModelSpec m = r.has("preset") ? preset_model(r.string("preset", ""), r.at("preset")) : ModelSpec{};
     const bool base = r.has("preset");
@@ -258,6 +258,8 @@ ModelSpec model_from_json(const json& j, const std::string& path, const FileAcce
         m.window_layers = m.sliding_window > 0 ? m.layers : 0;
     }
     m.window_layers = r.integer("window_layers", m.window_layers);
+    m.window_kind = r.choice<WindowKind>("window_kind", m.window_kind);
+    m.sandwich_norms = r.boolean("sandwich_norms", m.sandwich_norms);
     r.number("params_b", 0);  // stated by a source; informational, type-checked only
     r.number("active_params_b", 0);
     if (r.has("mla")) {

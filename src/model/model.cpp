@@ -14,7 +14,7 @@ int64_t norm_params(const ModelSpec& m) { return m.norm == NormKind::layernorm ?
 
 // Gated MLPs (SwiGLU) have three h x f matrices (gate, up, down); plain ones (GeLU, ReLU²) two.
 int64_t mlp_matrices(const ModelSpec& m, int64_t ffn) {
-    const int64_t n = m.mlp == MlpKind::swiglu ? 3 : 2;
+    const int64_t n = gated_mlp(m) ? 3 : 2;
     int64_t p = n * m.hidden * ffn;
     if (m.linear_bias) p += (n - 1) * ffn + m.hidden;
     return p;
@@ -61,7 +61,7 @@ int64_t moe_layers_in(const ModelSpec& m, int64_t first, int64_t last) {
 LayerParams layer_params(const ModelSpec& m, bool moe_layer) {
     LayerParams p;
     p.attn = attention_matrices(m);
-    p.replicated = 2 * norm_params(m);
+    p.replicated = (m.sandwich_norms ? 4 : 2) * norm_params(m);
     if (moe_layer && m.moe) {
         p.mlp = m.moe->shared_experts > 0 ? mlp_matrices(m, m.moe->shared_experts * m.moe->expert_ffn_hidden) : 0;
         p.router = m.moe->experts * (m.hidden + (m.linear_bias ? 1 : 0));
@@ -135,6 +135,8 @@ void validate_model(const ModelSpec& m, const std::string& path) {
     require_range(m.window_layers, 0, m.layers, path + ".window_layers");
     if (m.window_layers > 0 && m.sliding_window == 0)
         throw ConfigError(path + ".window_layers", fmt::format("0 without a sliding_window, got {}", m.window_layers));
+    if (m.window_kind == WindowKind::chunked && m.sliding_window == 0)
+        throw ConfigError(path + ".window_kind", "\"sliding\" without a sliding_window (the chunk's length)");
     if (m.attention == AttentionKind::mla) {
         if (!m.mla) throw ConfigError(path + ".mla", "an object with the MLA ranks when attention is \"mla\"");
         const MlaSpec& x = *m.mla;
