@@ -99,7 +99,7 @@ expect 0 "Meta-Llama-3-8B on 64" plan --model "$tmp/Meta-Llama-3-8B/config.json"
 printf '{"model": "Meta-Llama-3-8B/config.json", "cluster": {"gpu": "h100-sxm", "gpus": 8}, "layout": {"tp": 8, "seq_len": 4096}}' >"$tmp/hfcase.json"
 expect 0 "TP8·CP1·PP1·DP1·EP1" plan --case "$tmp/hfcase.json"
 printf '{"architectures": ["FalconForCausalLM"], "hidden_size": 64}' >"$tmp/falcon.json"
-expect 2 "--model.architectures: expected one of LlamaForCausalLM" model --model "$tmp/falcon.json"
+expect 2 "--model.architectures: expected a supported architecture, got \"FalconForCausalLM\"" model --model "$tmp/falcon.json"
 expect 0 "--tensor-model-parallel-size 8" export --model llama3-70b --cluster dgx-h100 --gpus 64 --tp 8 --global-batch 64 --format megatron
 expect 0 "tensor_parallel_degree = 8" export --model llama3-70b --cluster dgx-h100 --gpus 64 --tp 8 --global-batch 64 --zero 3 --format torchtitan
 expect 0 '"train_micro_batch_size_per_gpu": 1' export --model llama3-8b --cluster dgx-h100 --gpus 8 --global-batch 64 --format deepspeed

@@ -1,7 +1,8 @@
-/// Hugging Face `config.json` → ModelSpec, for the families LlamaForCausalLM, MistralForCausalLM,
-/// MixtralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, DeepseekV3ForCausalLM
-/// and GptOssForCausalLM (docs/json.md, "Hugging Face configs"). An unknown architecture or a missing
-/// key is a ConfigError that lists what is supported or needed.
+/// Hugging Face `config.json` → ModelSpec, for the Llama, Llama 4, Mistral, Mixtral, Qwen2, Qwen2-MoE,
+/// Qwen3, Qwen3-MoE, DeepSeek-V3, gpt-oss, Phi-3 and Gemma 1-3 families; of a multimodal Gemma 3 or
+/// Llama 4 config, its text_config's language model (docs/json.md, "A model may also be a Hugging Face
+/// config.json"). An unknown architecture or a missing key is a ConfigError that lists what is
+/// supported or needed.
 ///
 ///   if (looks_like_hf_config(j)) ModelSpec m = model_from_hf_config(j, "--model");
 #pragma once

@@ -2,6 +2,8 @@
 // ../shared/reference/hardware-and-formulas.md (source tags in docs/hardware.md).
 #include "shardplan/presets.h"
 
+#include <tuple>
+
 #include "shardplan/error.h"
 
 namespace shardplan {
@@ -69,6 +71,32 @@ std::vector<ModelSpec> make_models() {
         m.attention_sinks = true;
         m.sliding_window = 128;
         m.window_layers = 18;
+        v.push_back(m);
+    }
+    {
+        // Llama 4 Scout's and Maverick's text models (their config.json's text_config; tests/hf_families_test.cpp
+        // reads the configs to the same counts): one routed expert of 8,192 and a shared one per MoE layer,
+        // Maverick's on every second layer from layer 1 beside dense layers of 16,384; chunked attention,
+        // 8,192-token chunks on the RoPE layers, all but every fourth.
+        for (auto [name, experts, step] : {std::tuple{"llama4-scout", 16, 1}, {"llama4-maverick", 128, 2}}) {
+            ModelSpec m = dense(name, 48, 5120, 16384, 40, 8, 128, 202048);
+            m.moe = MoeSpec{experts, 1, 1, 8192, step - 1, step};
+            m.sliding_window = 8192;
+            m.window_layers = 36;
+            m.window_kind = WindowKind::chunked;
+            v.push_back(m);
+        }
+    }
+    {
+        // Gemma 3 27B's text model (its config.json's text_config with Gemma3TextConfig's defaults): gated GELU,
+        // four norms a layer, per-head q/k norms, tied embeddings, 1,024-token windows on 52 of 62 layers.
+        ModelSpec m = dense("gemma3-27b", 62, 5376, 21504, 32, 16, 128, 262208);
+        m.mlp = MlpKind::geglu;
+        m.sandwich_norms = true;
+        m.qk_norm = true;
+        m.tied_embeddings = true;
+        m.sliding_window = 1024;
+        m.window_layers = 52;
         v.push_back(m);
     }
     {
