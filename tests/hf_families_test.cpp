@@ -180,6 +180,22 @@ TEST(HfFamilies, MoeLayerStepsFollowTransformers) {
     EXPECT_EQ(moe_at(model_from_hf_config(d, "m")), "0000101010");
     d["moe_layer_freq"] = 1;
     EXPECT_EQ(moe_at(model_from_hf_config(d, "m")), "0001111111");
+    // Steps and indices out of range are refused by their keys before any arithmetic on them.
+    d["moe_layer_freq"] = 9'223'372'036'854'775'807;
+    EXPECT_TRUE(contains(error_of(d), "m.moe_layer_freq: expected an integer in [1, 10]")) << error_of(d);
+    d["moe_layer_freq"] = 1;
+    d["first_k_dense_replace"] = 9'223'372'036'854'775'807;
+    EXPECT_TRUE(contains(error_of(d), "m.first_k_dense_replace")) << error_of(d);
+    q["decoder_sparse_step"] = -9'223'372'036'854'775'807;
+    EXPECT_TRUE(contains(error_of(q), "m.decoder_sparse_step")) << error_of(q);
+    q["decoder_sparse_step"] = 1;
+    q["mlp_only_layers"] = {0, 1, 2, 3, 4, 5, 6, 7};
+    EXPECT_TRUE(contains(error_of(q), "m.mlp_only_layers")) << error_of(q);
+    json scout = json::parse(kScout);
+    scout["text_config"]["moe_layers"] = {-9'223'372'036'854'775'807, 9'223'372'036'854'775'807};
+    EXPECT_TRUE(contains(error_of(scout), "m.text_config.moe_layers: expected layer indices in [0, 48)")) << error_of(scout);
+    scout["text_config"]["num_hidden_layers"] = 0;
+    EXPECT_TRUE(contains(error_of(scout), "m.text_config.num_hidden_layers")) << error_of(scout);
 }
 
 // Phi-4 (Phi3ForCausalLM): Llama's shape; 14.66 B. A Gemma model has no Megatron-LM export (no gated GELU

@@ -72,6 +72,12 @@ public:
         return value(k);
     }
     int64_t integer(const char* k, int64_t fallback) const { return has(k) ? value(k) : fallback; }
+    /// A layer count, step or index: within [lo, hi], named by its key where it is not.
+    int64_t bounded(const char* k, int64_t fallback, int64_t lo, int64_t hi) const {
+        const int64_t v = integer(k, fallback);
+        if (v < lo || v > hi) throw ConfigError(field_ + "." + k, fmt::format("an integer in [{}, {}], got {}", lo, hi, v));
+        return v;
+    }
     bool boolean(const char* k, bool fallback) const {
         if (!has(k)) return fallback;
         if (!j_.at(k).is_boolean()) throw ConfigError(field_ + "." + k, "true or false");
@@ -177,6 +183,8 @@ ModelSpec model_from_hf_config(const nlohmann::json& top, const std::string& top
         m.name = top["_name_or_path"].get<std::string>();
     if (known->text_config) m.name += " (text model)";
     m.layers = h.integer("num_hidden_layers");
+    if (m.layers < 1 || m.layers > 100'000)  // before the layer patterns below count with it
+        throw ConfigError(field + ".num_hidden_layers", fmt::format("an integer in [1, 100000], got {}", m.layers));
     m.hidden = h.integer("hidden_size");
     m.heads = h.integer("num_attention_heads");
     m.kv_heads = h.integer("num_key_value_heads", m.heads);
@@ -199,9 +207,10 @@ ModelSpec model_from_hf_config(const nlohmann::json& top, const std::string& top
                 else
                     ++dense;
         }
-        const int64_t step = h.integer("decoder_sparse_step", 1);
-        if (step < 1) throw ConfigError(field + ".decoder_sparse_step", "a positive integer");
+        const int64_t step = h.bounded("decoder_sparse_step", 1, 1, m.layers);
         const int64_t first = (dense + step) / step * step - 1;  // the first i >= dense with (i + 1) % step == 0
+        if (first >= m.layers)
+            throw ConfigError(field + ".mlp_only_layers", fmt::format("dense layers that leave a MoE layer among the {}", m.layers));
         int64_t shared = 0;
         if (shared_ffn > 0) {
             if (shared_ffn % ffn != 0)
@@ -233,8 +242,8 @@ ModelSpec model_from_hf_config(const nlohmann::json& top, const std::string& top
             m.mla = MlaSpec{h.integer("q_lora_rank", 0), h.integer("kv_lora_rank"), h.integer("qk_nope_head_dim"),
                             h.integer("qk_rope_head_dim"), h.integer("v_head_dim")};
             m.head_dim = m.mla->qk_nope_head_dim + m.mla->qk_rope_head_dim;
-            const int64_t k = h.integer("first_k_dense_replace", 0), f = h.integer("moe_layer_freq", 1);
-            if (f < 1) throw ConfigError(field + ".moe_layer_freq", "a positive integer");
+            const int64_t k = h.bounded("first_k_dense_replace", 0, 0, m.layers - 1);
+            const int64_t f = h.bounded("moe_layer_freq", 1, 1, m.layers);
             // MoeSpec's dense_layers is the first MoE layer, i >= k with i % f == 0; then every f-th.
             m.moe = MoeSpec{h.integer("n_routed_experts"), h.integer("num_experts_per_tok"),
                             h.integer("n_shared_experts", 0), h.integer("moe_intermediate_size"), (k + f - 1) / f * f, f};
@@ -275,7 +284,8 @@ ModelSpec model_from_hf_config(const nlohmann::json& top, const std::string& top
                 const std::string at = field + ".moe_layers";
                 if (!ml.is_array() || ml.empty()) throw ConfigError(at, "a non-empty array of layer indices");
                 for (const json& x : ml)
-                    if (!x.is_number_integer()) throw ConfigError(at, "layer indices, got " + describe_json(x));
+                    if (!x.is_number_integer() || x.get<int64_t>() < 0 || x.get<int64_t>() >= m.layers)
+                        throw ConfigError(at, fmt::format("layer indices in [0, {}), got {}", m.layers, describe_json(x)));
                 first = ml[0].get<int64_t>();
                 freq = ml.size() > 1 ? ml[1].get<int64_t>() - first : m.layers - first;
                 bool even = first >= 0 && freq >= 1;
@@ -283,8 +293,7 @@ ModelSpec model_from_hf_config(const nlohmann::json& top, const std::string& top
                 if (!even || ml.back().get<int64_t>() + freq < m.layers || ml.back().get<int64_t>() >= m.layers)
                     throw ConfigError(at, "evenly spaced layers to the last (i, i + f, i + 2f, ...), as shardplan places MoE layers");
             } else {
-                const int64_t step = h.integer("interleave_moe_layer_step", 1);
-                if (step < 1) throw ConfigError(field + ".interleave_moe_layer_step", "a positive integer");
+                const int64_t step = h.bounded("interleave_moe_layer_step", 1, 1, m.layers);
                 first = step - 1;
                 freq = step;
             }
@@ -318,8 +327,7 @@ ModelSpec model_from_hf_config(const nlohmann::json& top, const std::string& top
             case Family::gpt_oss:
             case Family::gemma2: w.layers = (m.layers + 1) / 2; break;
             case Family::gemma3: {
-                const int64_t pattern = h.integer("sliding_window_pattern");
-                if (pattern < 1) throw ConfigError(field + ".sliding_window_pattern", "a positive integer");
+                const int64_t pattern = h.bounded("sliding_window_pattern", 6, 1, m.layers + 1);
                 w.layers = m.layers - m.layers / pattern;
                 break;
             }
@@ -336,8 +344,7 @@ ModelSpec model_from_hf_config(const nlohmann::json& top, const std::string& top
                         w.layers += nr[i] == 1 ? 1 : 0;
                     }
                 } else {
-                    const int64_t interval = h.integer("no_rope_layer_interval");
-                    if (interval < 1) throw ConfigError(field + ".no_rope_layer_interval", "a positive integer");
+                    const int64_t interval = h.bounded("no_rope_layer_interval", 4, 1, m.layers + 1);
                     w.layers = m.layers - m.layers / interval;
                 }
                 break;
