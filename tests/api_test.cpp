@@ -343,3 +343,38 @@ TEST(Api, ExportIsTheLaunchConfigurationOrTheReason) {
     EXPECT_EQ(json::parse(handle_api("POST", "/api/export", unknown).body)["error"],
               "format: expected one of megatron, torchtitan, deepspeed, got \"nemo\"");
 }
+
+// /api/model reads a model as `shardplan model --json` does: a preset, a model object or a Hugging Face
+// config.json sent inline (how the page reads the file a visitor loads); never a file the body names.
+TEST(Api, ModelReadsAnInlineHuggingFaceConfig) {
+    const std::string gemma = R"({"model": {"architectures": ["Gemma3ForConditionalGeneration"],
+      "text_config": {"head_dim": 128, "hidden_size": 5376, "intermediate_size": 21504, "num_attention_heads": 32,
+                      "num_hidden_layers": 62, "num_key_value_heads": 16, "sliding_window": 1024}}})";
+    const ApiResponse r = handle_api("POST", "/api/model", gemma);
+    ASSERT_EQ(r.status, 200) << r.body;
+    const json j = json::parse(r.body);
+    EXPECT_EQ(j["params_total"], 27'009'346'304);  // tests/hf_families_test.cpp
+    EXPECT_EQ(j["model"]["sandwich_norms"], true);
+    EXPECT_EQ(j["model"]["window_layers"], 52);
+    // The model object it returns plans as sent back (what the page does with it).
+    json back = j["model"];
+    back.erase("params_total");
+    back.erase("params_active");
+    const json plan_body = {{"model", back}, {"cluster", {{"preset", "dgx-h100"}, {"gpus", 64}}},
+                            {"layout", {{"tp", 8}, {"global_batch", 64}, {"seq_len", 8192}}}};
+    const ApiResponse p = handle_api("POST", "/api/plan", plan_body.dump());
+    ASSERT_EQ(p.status, 200) << p.body;
+    EXPECT_EQ(json::parse(p.body)["inputs"]["model"]["params_total"], 27'009'346'304);
+    EXPECT_EQ(json::parse(handle_api("POST", "/api/model", R"({"model": "gemma3-27b", "seq_len": 8192})").body)["seq_len"], 8192);
+    for (const auto& [body, error] : std::vector<std::pair<std::string, std::string>>{
+             {R"({"model": "/etc/passwd.json"})", "model: expected a preset name or an inline model object (the server reads no files)"},
+             {R"({"model": "llama3-8b", "gpus": 8})", "gpus: expected a known field of the request: model, seq_len"},
+             {R"({"seq_len": 8})", "body: expected a JSON object with model"},
+             {R"({"model": "llama3-8b", "seq_len": "long"})", "seq_len: expected an integer"},
+             {R"({"model": {"architectures": ["FalconForCausalLM"]}})", "model.architectures: expected a supported architecture"}}) {
+        const ApiResponse bad = handle_api("POST", "/api/model", body);
+        EXPECT_EQ(bad.status, 400) << body;
+        EXPECT_EQ(json::parse(bad.body)["error"].get<std::string>().rfind(error, 0), 0u) << bad.body;
+    }
+    EXPECT_EQ(handle_api("GET", "/api/model", "").status, 405);
+}

@@ -80,6 +80,7 @@ function showFullOnly() {
   for (const label of document.querySelectorAll('label.full-only')) label.hidden = state.recompute !== 'full';
 }
 function toControls() {
+  configOption();
   $('model').value = state.model;
   $('cluster').value = state.cluster;
   for (const k of NUMBER_KEYS) $(k).value = state[k];
@@ -140,7 +141,47 @@ function fromControls() {
 }
 // A MoE model's numbers (shown only for MoE presets): they override the preset's moe object field by field.
 const MOE = { 'e-experts': 'experts', 'e-topk': 'top_k', 'e-ffn': 'expert_ffn_hidden', 'e-shared': 'shared_experts' };
-const presetModel = () => presets.models.find((m) => m.name === state.model) || presets.models[0];
+// A loaded Hugging Face config.json: the model select's value, and state.mj the shardplan model object
+// /api/model read from it (the link carries it; the file itself never leaves the browser but for that).
+const CONFIG = 'config.json';
+function loadedModel() {  // null where the link's mj is not a model object (edited by hand)
+  try {
+    const m = state.mj ? JSON.parse(state.mj) : null;
+    return m && typeof m === 'object' && !Array.isArray(m) ? m : null;
+  } catch { return null; }
+}
+const presetModel = () => (state.model === CONFIG && loadedModel())
+  || presets.models.find((m) => m.name === state.model) || presets.models[0];
+function configOption() {
+  let o = [...$('model').options].find((x) => x.value === CONFIG);
+  const m = loadedModel();
+  if (!m) { o?.remove(); return; }
+  if (!o) $('model').prepend(o = new Option('', CONFIG));
+  o.textContent = `${m.name} (config.json)`;
+}
+async function loadConfig(file) {
+  let config;
+  try {
+    config = JSON.parse(await file.text());
+  } catch (e) {
+    showError(`config.json: expected JSON, ${e.message}`);
+    return;
+  }
+  try {
+    const { model } = await post('/api/model', { model: config });
+    delete model.params_total;
+    delete model.params_active;
+    for (const k of Object.keys(state)) if (k.startsWith('m-') || k.startsWith('e-')) delete state[k];
+    state.mj = JSON.stringify(model);
+    state.model = CONFIG;
+    configOption();
+    toControls();
+    clearSearch();
+    update('model');
+  } catch (e) {
+    showError(e.message + ' (nothing was changed for you)');
+  }
+}
 const presetCluster = () => presets.clusters.find((c) => c.name === state.cluster);
 function fillAdvanced() {
   const m = presetModel(), c = presetCluster();
@@ -155,12 +196,15 @@ function fillAdvanced() {
 
 // ---- the request
 function buildCase() {
-  const model = { preset: state.model };
+  const model = state.model === CONFIG && loadedModel() ? loadedModel() : { preset: state.model };
   for (const [id, key] of Object.entries(ADVANCED)) if (state[id] !== undefined) model[key] = state[id];
-  const base = presetModel().moe;
+  // Another layer count keeps the share of windowed layers (Gemma 3's five in six, gpt-oss's one in two).
+  const shape = presetModel();
+  if (state['m-layers'] !== undefined && shape.window_layers > 0)
+    model.window_layers = Math.round(shape.window_layers * state['m-layers'] / shape.layers);
+  const base = shape.moe;
   if (base && Object.keys(MOE).some((id) => state[id] !== undefined)) {
-    model.moe = { experts: base.experts, top_k: base.top_k, shared_experts: base.shared_experts,
-                  expert_ffn_hidden: base.expert_ffn_hidden, dense_layers: base.dense_layers, layer_freq: base.layer_freq };
+    model.moe = { ...base };  // the edited numbers over the whole pattern (dense layers, routing groups)
     for (const [id, key] of Object.entries(MOE)) if (state[id] !== undefined) model.moe[key] = state[id];
   }
   const cluster = { preset: state.cluster, gpus: state.gpus };
@@ -482,6 +526,7 @@ async function start() {
   $('controls').addEventListener('change', schedule);
   $('model').addEventListener('change', () => { for (const id of [...Object.keys(ADVANCED), ...Object.keys(MOE)]) delete state[id]; state.model = $('model').value; fillAdvanced(); clearSearch(); });
   $('cluster').addEventListener('change', () => { delete state['c-domain']; delete state['c-hbm']; state.cluster = $('cluster').value; fillAdvanced(); clearSearch(); });
+  $('hf-file').addEventListener('change', (e) => { if (e.target.files[0]) loadConfig(e.target.files[0]); e.target.value = ''; });
   $('reset-numbers').addEventListener('click', () => { for (const k of Object.keys(state)) if (k.startsWith('m-') || k.startsWith('c-') || k.startsWith('e-')) delete state[k]; fillAdvanced(); schedule(); });
   $('fw').addEventListener('change', () => { followFramework = Object.keys(FRAMEWORK_SETTINGS); });
   $('find-best').addEventListener('click', findBest);

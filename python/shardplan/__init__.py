@@ -153,9 +153,12 @@ def validate(path):
 
 
 def model(name_or_path, seq_len=4096):
-    """A model's parameter counts (as ``shardplan model --json``): a preset name or a JSON file."""
+    """A model's parameter counts (as ``shardplan model --json``): a preset name, a JSON file, or a dict
+    (a model in the case format or a Hugging Face config.json already loaded)."""
+    if isinstance(name_or_path, dict):
+        return _call(_native.api("POST", "/api/model", _json.dumps({"model": name_or_path, "seq_len": seq_len})))
     if not isinstance(name_or_path, str):
-        raise ValueError("model: expected a preset name or a path to a model JSON or config.json")
+        raise ValueError("model: expected a preset name, a path to a model JSON or config.json, or a dict")
     return _call(_native.model(name_or_path, seq_len))
 
 

@@ -90,6 +90,21 @@ ApiResponse handle_api(const std::string& method, const std::string& path, const
             static const std::string cached = presets_json().dump();
             return {200, "application/json", cached};
         }
+        if (path == "/api/model") {
+            // A model's parameter counts and its shardplan model object, as `shardplan model --json`: how the
+            // page reads a Hugging Face config.json the visitor loads (the server reads no files).
+            if (method != "POST") return error_response(405, "method: expected POST for /api/model");
+            const json j = parse_body(body);
+            if (!j.is_object() || !j.contains("model")) throw ConfigError("body", "a JSON object with model (and seq_len)");
+            for (const auto& [k, v] : j.items())
+                if (k != "model" && k != "seq_len") throw ConfigError(k, "a known field of the request: model, seq_len");
+            int64_t seq_len = 4096;
+            if (j.contains("seq_len")) {
+                if (!j["seq_len"].is_number_integer()) throw ConfigError("seq_len", "an integer, got " + describe_json(j["seq_len"]));
+                seq_len = j["seq_len"].get<int64_t>();
+            }
+            return json_response(200, model_report_json(model_from_json(j["model"], "model"), seq_len));
+        }
         if (path == "/api/export") {
             // A launch configuration for the case's layout, or the framework's reason it cannot run it.
             if (method != "POST") return error_response(405, "method: expected POST for /api/export");
@@ -145,7 +160,7 @@ ApiResponse handle_api(const std::string& method, const std::string& path, const
                 return r;
             }
         }
-        return error_response(404, "path: expected /, /app.js, /panels.js, /style.css or /api/{presets,plan,search,trace,fit,export}");
+        return error_response(404, "path: expected /, /app.js, /panels.js, /style.css or /api/{presets,model,plan,search,trace,fit,export}");
     } catch (const ConfigError& e) {
         return error_response(400, e.what());
     } catch (const std::exception& e) {

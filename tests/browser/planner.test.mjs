@@ -552,6 +552,44 @@ test('a MoE model\'s expert numbers are editable, and only a MoE model shows the
   await page.click('#advanced summary');
 });
 
+test('a Hugging Face config.json loads in the browser, plans, and travels in the link', async () => {
+  await page.goto(base + '#model=llama3-8b&cluster=dgx-h100&gpus=64&tp=8&gbs=64&seq=8192');
+  await ready();
+  // Gemma 3 27B's config.json: its language model is read from text_config (tests/hf_families_test.cpp).
+  const gemma = { architectures: ['Gemma3ForConditionalGeneration'], _name_or_path: 'google/gemma-3-27b-it',
+    text_config: { head_dim: 128, hidden_size: 5376, intermediate_size: 21504, num_attention_heads: 32,
+                   num_hidden_layers: 62, num_key_value_heads: 16, sliding_window: 1024 } };
+  await page.setInputFiles('#hf-file', { name: 'config.json', mimeType: 'application/json',
+                                         buffer: Buffer.from(JSON.stringify(gemma)) });
+  await settle(() => location.hash.includes('mj='));
+  assert.equal(await page.inputValue('#model'), 'config.json');
+  assert.match(await page.textContent('#model option[value="config.json"]'), /gemma-3-27b-it \(text model\) \(config\.json\)/);
+  await page.click('#advanced summary');
+  assert.equal(await page.inputValue('#m-layers'), '62');
+  // Its numbers edit like a preset's: 31 layers hold about half the weights.
+  const before = Number(await page.getAttribute('#memory-bar', 'data-total'));
+  await setNumber('m-layers', 31);
+  await settle((b) => Number(document.querySelector('#memory-bar').getAttribute('data-total')) < b, before);
+  await page.click('#advanced summary');
+  const link = await page.evaluate(() => location.href);
+  const other = await browser.newPage({ viewport: VIEWPORT });
+  await other.goto(link);
+  await ready(other);
+  assert.equal(await other.inputValue('#model'), 'config.json');
+  assert.equal(await other.inputValue('#m-layers'), '31');
+  await other.close();
+  // A file that is not a config the planner reads is named on the error line; the plan stays as it was.
+  await page.setInputFiles('#hf-file', { name: 'config.json', mimeType: 'application/json',
+                                         buffer: Buffer.from('{"architectures": ["FalconForCausalLM"]}') });
+  await settle(() => !document.querySelector('#error').hidden);
+  assert.match(await page.textContent('#error'), /model\.architectures: expected a supported architecture, got "FalconForCausalLM"/);
+  assert.equal(await page.inputValue('#model'), 'config.json');
+  await page.setInputFiles('#hf-file', { name: 'config.json', mimeType: 'application/json', buffer: Buffer.from('{oops') });
+  await settle(() => document.querySelector('#error').textContent.startsWith('config.json: expected JSON'));
+  await page.selectOption('#model', 'llama3-8b');
+  await settle(() => document.querySelector('#error').hidden);
+});
+
 test('a shared URL restores the whole state', async () => {
   const url = base + '#model=mixtral-8x7b&cluster=dgx-h100&gpus=32&tp=2&pp=2&ep=8&mb=2&gbs=128&seq=4096&zero=2&recompute=selective&sp=1&precision=fp8&schedule=1f1b';
   const other = await browser.newPage({ viewport: VIEWPORT });

@@ -36,6 +36,11 @@ def test_models_and_clusters_by_path_and_dict():
     by_dict = shardplan.plan(**{**CASE, "cluster": {"preset": "dgx-h100"}})
     assert by_dict["inputs"]["cluster"]["gpus"] == 512
     assert shardplan.model(hf)["params_total"] == shardplan.model("llama3-70b")["params_total"]
+    # A config already loaded as a dict reads the same, and a family it does not know is a ValueError.
+    with open(hf) as f:
+        assert shardplan.model(json.load(f))["params_total"] == shardplan.model("llama3-70b")["params_total"]
+    with pytest.raises(ValueError, match=r'^model\.architectures: expected a supported architecture, got "FalconForCausalLM"'):
+        shardplan.model({"architectures": ["FalconForCausalLM"]})
 
 
 def test_bad_input_raises_value_error_with_the_cli_line():
