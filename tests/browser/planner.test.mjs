@@ -546,6 +546,13 @@ test('a MoE model\'s expert numbers are editable, and only a MoE model shows the
     return r.json();
   });
   assert.equal(plan.inputs.model.moe.experts, 16);
+  // Editing DeepSeek-V3's experts keeps the rest of its MoE pattern: its three dense layers and its
+  // group-limited routing (4 of 8 groups), which the edited request had dropped.
+  await page.selectOption('#model', 'deepseek-v3');
+  await setNumber('e-topk', 6);
+  await settle(() => location.hash.includes('e-topk=6'));
+  const moe = await page.evaluate(() => buildCase().model.moe);
+  assert.deepEqual([moe.top_k, moe.dense_layers, moe.router_groups, moe.group_topk], [6, 3, 8, 4]);
   // A dense model hides them.
   await page.selectOption('#model', 'llama3-8b');
   await settle(() => document.querySelector('#e-experts').closest('label').hidden);
