@@ -127,4 +127,14 @@ test('search and the timeline run in the browser too', async () => {
     return r.json();
   });
   assert.ok(trace.traceEvents.length > 0);
+  // A Hugging Face config.json the visitor loads is read in the browser, as the server reads it.
+  const config = { architectures: ['Llama4ForConditionalGeneration'], text_config: { num_local_experts: 128,
+                   interleave_moe_layer_step: 2 } };  // the rest: Llama4TextConfig's defaults (Scout's shape)
+  const model = await page.evaluate(async (c) => {
+    const r = await fetch('/api/model', { method: 'POST', body: JSON.stringify({ model: c }) });
+    return r.json();
+  }, config);
+  const served = await (await fetch(apiBase + 'api/model', { method: 'POST', body: JSON.stringify({ model: config }) })).json();
+  assert.deepEqual(model, served);
+  assert.equal(model.layers.moe, 24);
 });
