@@ -4,6 +4,9 @@
 // Phi-3; and the MoE layer patterns of Qwen and DeepSeek when a layer step or frequency is above 1.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
 #include "shardplan/error.h"
 #include "shardplan/hf.h"
 #include "shardplan/io.h"
@@ -223,4 +226,13 @@ TEST(HfFamilies, PresetsMatchTheirConfigs) {
         built_in.erase("name");
         EXPECT_EQ(from_config, built_in) << preset;
     }
+}
+
+// A config.json read from a file takes its folder's name; a multimodal one's still says it is the text model.
+TEST(HfFamilies, AFileKeepsTheTextModelInItsName) {
+    const auto dir = std::filesystem::temp_directory_path() / "shardplan_hf_test" / "Llama-4-Scout-17B-16E";
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir / "config.json") << kScout;
+    EXPECT_EQ(model_from_file((dir / "config.json").string(), "m").name, "Llama-4-Scout-17B-16E (text model)");
+    std::filesystem::remove_all(dir.parent_path());
 }

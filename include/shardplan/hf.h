@@ -20,6 +20,9 @@ bool looks_like_hf_config(const nlohmann::json& j);
 
 ModelSpec model_from_hf_config(const nlohmann::json& j, const std::string& field);
 
+/// What the name of a multimodal config's language model ends with ("google/gemma-3-27b-it (text model)").
+inline constexpr const char* kHfTextModelSuffix = " (text model)";
+
 /// The architectures model_from_hf_config() reads, comma-separated.
 std::string hf_supported_architectures();
 

@@ -181,7 +181,7 @@ ModelSpec model_from_hf_config(const nlohmann::json& top, const std::string& top
     m.name = known->model_type;
     if (top.contains("_name_or_path") && top["_name_or_path"].is_string() && !top["_name_or_path"].get<std::string>().empty())
         m.name = top["_name_or_path"].get<std::string>();
-    if (known->text_config) m.name += " (text model)";
+    if (known->text_config) m.name += kHfTextModelSuffix;
     m.layers = h.integer("num_hidden_layers");
     if (m.layers < 1 || m.layers > 100'000)  // before the layer patterns below count with it
         throw ConfigError(field + ".num_hidden_layers", fmt::format("an integer in [1, 100000], got {}", m.layers));

@@ -206,9 +206,11 @@ ModelSpec model_from_file(const std::string& file, const std::string& field) {
     // A config.json without _name_or_path is named after its folder (…/Llama-3.1-8B/config.json) or file.
     if (!j.contains("_name_or_path")) {
         const std::filesystem::path p(file);
+        const bool text_model = m.name.ends_with(kHfTextModelSuffix);
         m.name = p.stem() == "config" && p.has_parent_path() && !p.parent_path().filename().empty()
                      ? p.parent_path().filename().string()
                      : p.stem().string();
+        if (text_model) m.name += kHfTextModelSuffix;
     }
     return m;
 }
