@@ -228,3 +228,32 @@ TEST(Moe, WithoutExpertParallelismTheExpertsGradientsCrossTheDataParallelGroup) 
     EXPECT_EQ(experts->crosses_domain, dense->crosses_domain);
     EXPECT_TRUE(experts->crosses_domain);  // 16 ranks at stride 4 span 8 servers
 }
+
+// A MoE model's changes that make a layout fit include expert parallelism, at the smallest doubling that
+// fits: Qwen3-30B-A3B on 16 H100 at ZeRO 0 holds all 128 experts' weights, gradients and Adam state on every
+// GPU (613 GB); EP 2, 4 and 8 leave it short, EP 16 (8 experts a GPU) fits. DP stays 16.
+TEST(Moe, FitChangesOfferTheSmallestExpertParallelismThatFits) {
+    const ModelSpec m = preset_model("qwen3-30b-a3b");
+    ClusterSpec c = preset_cluster("dgx-h100");
+    c.gpus = 16;
+    Layout l;
+    l.dp = 16;
+    l.global_batch = 64;
+    l.seq_len = 4096;
+    l.zero = 0;
+    const Plan p = evaluate(m, c, l);
+    ASSERT_FALSE(p.rejection);
+    ASSERT_FALSE(p.memory_fits);
+    const std::vector<FitChange> changes = fit_changes(m, c, l, p);
+    const auto ep = std::find_if(changes.begin(), changes.end(), [](const FitChange& f) { return f.change.starts_with("EP "); });
+    ASSERT_NE(ep, changes.end());
+    EXPECT_EQ(ep->change, "EP 1 → 16");
+    EXPECT_TRUE(ep->plan.memory_fits);
+    EXPECT_EQ(ep->layout.dp, 16);
+    Layout eight = l;
+    eight.ep = 8;
+    EXPECT_FALSE(evaluate(m, c, eight).memory_fits);
+    // A dense model is offered none.
+    const ModelSpec dense = preset_model("llama3-8b");
+    for (const FitChange& f : fit_changes(dense, c, l, evaluate(dense, c, l))) EXPECT_FALSE(f.change.starts_with("EP ")) << f.change;
+}

@@ -1,6 +1,7 @@
 /// Why a layout does not fit, answered with the changes that would make it: each single change a
 /// practitioner reaches for first (recompute, full recomputation of only the first N layers of each stage
-/// with the smallest N that fits, ZeRO stage, TP×2, PP×2, CP×2, micro-batch ÷2, sequence parallelism,
+/// with the smallest N that fits, ZeRO stage, TP×2, PP×2, CP×2, for a MoE model the smallest doubling of EP
+/// that fits, micro-batch ÷2, sequence parallelism,
 /// fp32 gradients where the optimizer step's copies of 16-bit ones set the peak, flash attention),
 /// planned in full, the ones that fit first and fastest first, each with what it costs in throughput. Used by `plan` (text), POST /api/fit and the page's "make it fit" list.
 ///

@@ -104,6 +104,20 @@ std::vector<FitChange> fit_changes(const ModelSpec& m, const ClusterSpec& c, con
     for (const Degree d : {Degree{"TP", &Layout::tp}, {"PP", &Layout::pp}, {"CP", &Layout::cp}})
         if (const auto n = with_degree(l, d.axis, l.*d.axis * 2))
             add(fmt::format("{} {} → {} (DP {} → {})", d.name, l.*d.axis, (*n).*d.axis, l.dp, n->dp), *n);
+    // A MoE model's routed experts divide by EP, carved from the DP·CP ranks (DP stays): the smallest
+    // doubling that fits, as one change, else one doubling.
+    if (m.moe) {
+        Layout n = l;
+        n.ep = l.ep * 2;
+        for (Layout e = n; !check_layout(m, c, e); e.ep *= 2) {
+            const Plan p = evaluate(m, c, e);
+            if (!p.rejection && p.memory_fits) {
+                n = e;
+                break;
+            }
+        }
+        add(fmt::format("EP {} → {}", l.ep, n.ep), n);
+    }
     if (l.micro_batch > 1) {
         Layout n = l;
         n.micro_batch = l.micro_batch / 2;
