@@ -196,10 +196,11 @@ function fillAdvanced() {
 
 // ---- the request
 function buildCase() {
-  const model = state.model === CONFIG && loadedModel() ? loadedModel() : { preset: state.model };
+  const loaded = state.model === CONFIG ? loadedModel() : null;
+  const shape = loaded || presetModel();  // what the edits below start from
+  const model = loaded ? { ...loaded } : { preset: state.model };
   for (const [id, key] of Object.entries(ADVANCED)) if (state[id] !== undefined) model[key] = state[id];
   // Another layer count keeps the share of windowed layers (Gemma 3's five in six, gpt-oss's one in two).
-  const shape = presetModel();
   if (state['m-layers'] !== undefined && shape.window_layers > 0)
     model.window_layers = Math.round(shape.window_layers * state['m-layers'] / shape.layers);
   const base = shape.moe;

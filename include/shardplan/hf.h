@@ -18,10 +18,10 @@ namespace shardplan {
 /// shardplan's own model object).
 bool looks_like_hf_config(const nlohmann::json& j);
 
-ModelSpec model_from_hf_config(const nlohmann::json& j, const std::string& field);
-
-/// What the name of a multimodal config's language model ends with ("google/gemma-3-27b-it (text model)").
-inline constexpr const char* kHfTextModelSuffix = " (text model)";
+/// Named by the config's _name_or_path (its model_type where that is empty), else by `unnamed`
+/// (model_from_file: the config's folder), else its model_type; a multimodal config's language model
+/// with " (text model)" after that.
+ModelSpec model_from_hf_config(const nlohmann::json& j, const std::string& field, const std::string& unnamed = "");
 
 /// The architectures model_from_hf_config() reads, comma-separated.
 std::string hf_supported_architectures();

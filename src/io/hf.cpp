@@ -73,10 +73,9 @@ public:
     }
     int64_t integer(const char* k, int64_t fallback) const { return has(k) ? value(k) : fallback; }
     /// A layer count, step or index: within [lo, hi], named by its key where it is not.
+    int64_t bounded(const char* k, int64_t lo, int64_t hi) const { return within(k, integer(k), lo, hi); }
     int64_t bounded(const char* k, int64_t fallback, int64_t lo, int64_t hi) const {
-        const int64_t v = integer(k, fallback);
-        if (v < lo || v > hi) throw ConfigError(field_ + "." + k, fmt::format("an integer in [{}, {}], got {}", lo, hi, v));
-        return v;
+        return within(k, integer(k, fallback), lo, hi);
     }
     bool boolean(const char* k, bool fallback) const {
         if (!has(k)) return fallback;
@@ -85,6 +84,10 @@ public:
     }
 
 private:
+    int64_t within(const char* k, int64_t v, int64_t lo, int64_t hi) const {
+        if (v < lo || v > hi) throw ConfigError(field_ + "." + k, fmt::format("an integer in [{}, {}], got {}", lo, hi, v));
+        return v;
+    }
     int64_t value(const char* k) const {
         const auto& v = j_.at(k);
         if (!v.is_number_integer()) throw ConfigError(field_ + "." + k, "an integer, got " + describe_json(v));
@@ -143,7 +146,7 @@ Windows windows_from_layer_types(const json& types, int64_t layers, const std::s
 
 }  // namespace
 
-ModelSpec model_from_hf_config(const nlohmann::json& top, const std::string& top_field) {
+ModelSpec model_from_hf_config(const nlohmann::json& top, const std::string& top_field, const std::string& unnamed) {
     if (!top.is_object()) throw ConfigError(top_field, "a Hugging Face config object");
     const Known* known = nullptr;
     std::string seen;
@@ -178,13 +181,11 @@ ModelSpec model_from_hf_config(const nlohmann::json& top, const std::string& top
     const Family family = known->family;
     const Hf h(j, field);
     ModelSpec m;
-    m.name = known->model_type;
+    m.name = unnamed.empty() || top.contains("_name_or_path") ? known->model_type : unnamed;
     if (top.contains("_name_or_path") && top["_name_or_path"].is_string() && !top["_name_or_path"].get<std::string>().empty())
         m.name = top["_name_or_path"].get<std::string>();
-    if (known->text_config) m.name += kHfTextModelSuffix;
-    m.layers = h.integer("num_hidden_layers");
-    if (m.layers < 1 || m.layers > 100'000)  // before the layer patterns below count with it
-        throw ConfigError(field + ".num_hidden_layers", fmt::format("an integer in [1, 100000], got {}", m.layers));
+    if (known->text_config) m.name += " (text model)";
+    m.layers = h.bounded("num_hidden_layers", 1, 100'000);  // before the layer patterns below count with it
     m.hidden = h.integer("hidden_size");
     m.heads = h.integer("num_attention_heads");
     m.kv_heads = h.integer("num_key_value_heads", m.heads);
@@ -288,9 +289,9 @@ ModelSpec model_from_hf_config(const nlohmann::json& top, const std::string& top
                         throw ConfigError(at, fmt::format("layer indices in [0, {}), got {}", m.layers, describe_json(x)));
                 first = ml[0].get<int64_t>();
                 freq = ml.size() > 1 ? ml[1].get<int64_t>() - first : m.layers - first;
-                bool even = first >= 0 && freq >= 1;
+                bool even = freq >= 1;  // every index is in [0, layers), checked above
                 for (size_t i = 0; even && i < ml.size(); ++i) even = ml[i].get<int64_t>() == first + static_cast<int64_t>(i) * freq;
-                if (!even || ml.back().get<int64_t>() + freq < m.layers || ml.back().get<int64_t>() >= m.layers)
+                if (!even || ml.back().get<int64_t>() + freq < m.layers)
                     throw ConfigError(at, "evenly spaced layers to the last (i, i + f, i + 2f, ...), as shardplan places MoE layers");
             } else {
                 const int64_t step = h.bounded("interleave_moe_layer_step", 1, 1, m.layers);

@@ -202,17 +202,12 @@ json parse_json_text(const std::string& text, const std::string& field, const st
 ModelSpec model_from_file(const std::string& file, const std::string& field) {
     const json j = read_json_file(file, field);
     if (!looks_like_hf_config(j)) return model_from_json(j, field);
-    ModelSpec m = model_from_hf_config(j, field);
     // A config.json without _name_or_path is named after its folder (…/Llama-3.1-8B/config.json) or file.
-    if (!j.contains("_name_or_path")) {
-        const std::filesystem::path p(file);
-        const bool text_model = m.name.ends_with(kHfTextModelSuffix);
-        m.name = p.stem() == "config" && p.has_parent_path() && !p.parent_path().filename().empty()
-                     ? p.parent_path().filename().string()
-                     : p.stem().string();
-        if (text_model) m.name += kHfTextModelSuffix;
-    }
-    return m;
+    const std::filesystem::path p(file);
+    return model_from_hf_config(j, field,
+                                p.stem() == "config" && p.has_parent_path() && !p.parent_path().filename().empty()
+                                    ? p.parent_path().filename().string()
+                                    : p.stem().string());
 }
 
 ModelSpec model_from_json(const json& j, const std::string& path, const FileAccess* files) {
