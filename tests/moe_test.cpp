@@ -257,3 +257,26 @@ TEST(Moe, FitChangesOfferTheSmallestExpertParallelismThatFits) {
     const ModelSpec dense = preset_model("llama3-8b");
     for (const FitChange& f : fit_changes(dense, c, l, evaluate(dense, c, l))) EXPECT_FALSE(f.change.starts_with("EP ")) << f.change;
 }
+
+// ZeRO-2 holds one layer's gradients whole while the backward reduce-scatters them into its shard, and
+// ZeRO-3 gathers one layer's weights: only what the data-parallel group shards. Mixtral 8x7B on 8 GPUs at
+// EP 8 keeps each GPU's expert whole (expert data parallelism 1), so its transient is the MoE layer's
+// other parameters: attention 4096·4096·2 (q, o) + 4096·1024·2 (k, v) = 41,943,040, router 8·4096 =
+// 32,768, two norms 8,192; 41,984,000 fp32 gradients = 167,936,000 bytes. On 16 GPUs (expert data
+// parallelism 2) its expert is sharded too: + 3·4096·14336 = 176,160,768, × 4 B = 872,579,072 bytes.
+TEST(Moe, ZeroShardsTransientsOnlyWhatItShards) {
+    Mixtral x;
+    x.l.grad_dtype = GradDtype::fp32;
+    const Stage s{0, 32, 32, true, true, 0};
+    auto transient = [&](int64_t dp) {
+        x.l.dp = dp;
+        x.c.gpus = dp;
+        x.l.global_batch = dp;
+        x.l.zero = 1;
+        const double z1 = stage_memory_in_passes(x.m, x.c, x.l, s, 1.0).pass_bytes;
+        x.l.zero = 2;
+        return stage_memory_in_passes(x.m, x.c, x.l, s, 1.0).pass_bytes - z1;
+    };
+    EXPECT_DOUBLE_EQ(transient(8), 167'936'000.0);
+    EXPECT_DOUBLE_EQ(transient(16), 872'579'072.0);
+}

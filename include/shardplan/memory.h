@@ -96,7 +96,7 @@ struct StageParams {
     double dense = 0;      // attention, dense MLPs, shared experts, router, norms, embeddings (÷ tp)
     double expert = 0;     // routed experts (÷ ep·etp)
     double embedding = 0;  // input embedding / output layer share of `dense` (first and last stage)
-    double largest_layer = 0;  // one layer's local parameters (ZeRO-3 gathers one at a time)
+    double largest_layer = 0;  // one layer's local parameters that ZeRO shards (ZeRO-3 gathers one at a time)
     double total() const { return dense + expert; }
 };
 

@@ -211,12 +211,18 @@ StageParams stage_params(const ModelSpec& m, const Layout& l, const Stage& s, co
     StageParams p;
     const int64_t n_dense = s.layers - s.moe_layers;
     const StageParams dense = layer_params_on_gpu(lm.dense, l), moe = layer_params_on_gpu(lm.moe, l);
+    // What ZeRO shards of one layer: the parts whose data-parallel group holds more than one rank (a
+    // routed expert whose EP covers dp·cp is whole on its GPU, never gathered or reduce-scattered).
+    const bool dense_sharded = l.dp * l.cp > 1, expert_sharded = expert_dp(l) > 1;
+    auto shardable = [&](const StageParams& x) {
+        return (dense_sharded ? x.dense : 0.0) + (expert_sharded ? x.expert : 0.0);
+    };
     p.dense = static_cast<double>(n_dense) * dense.dense;
-    p.largest_layer = n_dense > 0 ? dense.dense : 0;
+    p.largest_layer = n_dense > 0 ? shardable(dense) : 0;
     if (s.moe_layers > 0) {
         p.dense += static_cast<double>(s.moe_layers) * moe.dense;
         p.expert = static_cast<double>(s.moe_layers) * moe.expert;
-        p.largest_layer = std::max(p.largest_layer, moe.total());
+        p.largest_layer = std::max(p.largest_layer, shardable(moe));
     }
     const double vh = static_cast<double>(m.vocab * m.hidden) / static_cast<double>(l.tp);
     if (s.first) p.embedding += vh;
@@ -353,7 +359,11 @@ MemoryBreakdown stage_memory_in_passes(const ModelSpec& m, const ClusterSpec& c,
     if (l.zero >= 3 && l.pp > 1) {
         // FSDP under pipeline parallelism keeps the stage's parameters gathered across its micro-batches
         // and accumulates unsharded gradients (torchtitan: reshard_after_forward off with PP).
-        pass += gathered_weight_bytes(l, p.total(), p.embedding) + p.total() * grad_bytes(l.grad_dtype);
+        // Only what is sharded is gathered: experts whose EP covers dp·cp are held whole already.
+        const bool dense_sharded = l.dp * l.cp > 1;
+        const double gathered = (dense_sharded ? p.dense : 0.0) + (expert_dp(l) > 1 ? p.expert : 0.0);
+        pass += gathered_weight_bytes(l, gathered, dense_sharded ? p.embedding : 0.0) +
+                gathered * grad_bytes(l.grad_dtype);
     } else if (l.zero >= 3) {
         // FSDP keeps the current and the prefetched layer gathered, plus one layer of unsharded gradients.
         pass += 2.0 * gathered_weight_bytes(l, p.largest_layer) + p.largest_layer * grad_bytes(l.grad_dtype);
