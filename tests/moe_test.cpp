@@ -280,3 +280,25 @@ TEST(Moe, ZeroShardsTransientsOnlyWhatItShards) {
     EXPECT_DOUBLE_EQ(transient(8), 167'936'000.0);
     EXPECT_DOUBLE_EQ(transient(16), 872'579'072.0);
 }
+
+// FP8's cached weight copies (the 8-bit weight and its transpose on Hopper, 2 B a parameter) under
+// ZeRO-3 exist for the shard a GPU holds: the dense parameters over dp·cp, the routed experts over the
+// expert-data-parallel group. Mixtral on 16 H100 at EP 8 (expert data parallelism 2), a middle stage of
+// all 32 layers: dense 32 · 41,984,000 / 16 = 83,968,000; experts 32 · 14336·4096·3 / 2 = 2,818,572,288;
+// copies 2 · 2,902,540,288 = 5,805,080,576 bytes (the experts' shard had been taken as 1/16, 872,579,072).
+TEST(Moe, Fp8CopiesUnderZero3FollowEachShard) {
+    Mixtral x;
+    x.l.dp = 16;
+    x.c.gpus = 16;
+    x.l.global_batch = 16;
+    x.l.zero = 3;
+    x.l.fp8_params = false;
+    const Stage s{0, 32, 32, false, false, 0};
+    auto held_buffers = [&](Precision p) {  // the buffers held through the step, not the passes' transients
+        x.l.precision = p;
+        const MemoryBreakdown mem = stage_memory_in_passes(x.m, x.c, x.l, s, 1.0);
+        return mem.other_bytes - mem.pass_bytes;
+    };
+    EXPECT_DOUBLE_EQ(held_buffers(Precision::bf16), 0.0);
+    EXPECT_DOUBLE_EQ(held_buffers(Precision::fp8), 5'805'080'576.0);
+}

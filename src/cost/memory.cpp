@@ -345,7 +345,7 @@ MemoryBreakdown stage_memory_in_passes(const ModelSpec& m, const ClusterSpec& c,
     // Low-precision weight copies (FP8 transpose caches) exist for the weights this GPU holds; the
     // embeddings stay bf16. Under ZeRO-3 only the shard is held between uses.
     const double held = p.total() - p.embedding;
-    const double held_here = l.zero >= 3 ? held / dense_shard : held;
+    const double held_here = l.zero >= 3 ? (p.dense - p.embedding) / dense_shard + p.expert / expert_shard : held;
     double copies = weight_copy_bytes(l.precision, c.gpu.generation) * held_here;
     if (keeps_fp8_params(l) && !master_shards) {  // an fp32 shard is cast for each gather, not replaced
         // The parameter is its row-wise 8-bit copy (Transformer Engine's Float8Tensor / MXFP8Tensor under
