@@ -188,15 +188,16 @@ Run setup_search(CLI::App& cmd) {
             const auto crossing = r.rejected.find("crosses_domain");
             const auto tight = r.rejected.find("too_little_headroom");
             if (sp.no_crossing && crossing != r.rejected.end() && crossing->second > 0)
-                std::cout << fmt::format("\nNo layout fits inside the scale-up domains: {} that would run were rejected by "
+                std::cout << fmt::format("\nNo layout fits inside the scale-up domains: {} that would run {} rejected by "
                                          "--no-crossing because a TP, CP or EP group leaves its domain of {}. Drop "
                                          "--no-crossing, or lower the global batch or sequence length.\n",
-                                         crossing->second, base.cluster.scale_up_domain);
+                                         crossing->second, crossing->second == 1 ? "was" : "were",
+                                         base.cluster.scale_up_domain);
             else if (tight != r.rejected.end() && tight->second > 0)
-                std::cout << fmt::format("\nNo layout leaves the headroom asked: {} that fit were rejected by --headroom "
+                std::cout << fmt::format("\nNo layout leaves the headroom asked: {} that fit {} rejected by --headroom "
                                          "{:g}, each leaving less than that share of what it needs free. Lower it, add "
                                          "GPUs, or lower the global batch or sequence length.\n",
-                                         tight->second, sp.headroom);
+                                         tight->second, tight->second == 1 ? "was" : "were", sp.headroom);
             else if (r.evaluated == 0)  // the pins pass check_pins but leave no shape (--max-tp and the like)
                 std::cout << "\nNo layout has every degree pinned or bounded here; loosen a pin or a --max bound.\n";
             else if (const auto miss = r.rejected.find("does_not_fit"); (miss == r.rejected.end() || miss->second == 0) &&

@@ -184,6 +184,15 @@ bool crosses(const Plan& p) {
     return false;
 }
 
+// The ZeRO stages worth trying on a shape: one where no data-parallel group has two ranks (dp·cp = 1
+// and the experts' group no larger), where every stage shards nothing and plans the same.
+std::vector<int> zero_stages(const Shape& s, const SearchSpace& sp) {
+    if (sp.zero) return {*sp.zero};
+    const int64_t etp = s.etp > 0 ? s.etp : s.tp;
+    const bool shards = s.dp * s.cp > 1 || s.tp * s.cp * s.dp > etp * std::max<int64_t>(1, s.ep);
+    return shards ? std::vector<int>{0, 1, 2, 3} : std::vector<int>{0};
+}
+
 void run_shape(const ModelSpec& m, const ClusterSpec& c, const Layout& base, const SearchSpace& sp, const Shape& s,
                size_t top, double floor, bool pareto, Partial& out) {
     const std::vector<int64_t> mbs = [&] {
@@ -192,7 +201,7 @@ void run_shape(const ModelSpec& m, const ClusterSpec& c, const Layout& base, con
         for (int64_t b = 1; b <= std::max<int64_t>(1, sp.max_micro_batch); b *= 2) v.push_back(b);
         return v;
     }();
-    const std::vector<int> zeros = sp.zero ? std::vector<int>{*sp.zero} : std::vector<int>{0, 1, 2, 3};
+    const std::vector<int> zeros = zero_stages(s, sp);
     const std::vector<Recompute> rcs =
         pinned_or(sp.recompute, {Recompute::none, Recompute::selective, Recompute::full});
     const std::vector<bool> sps = sp.sequence_parallel ? std::vector<bool>{*sp.sequence_parallel}
@@ -278,7 +287,7 @@ void run_shape(const ModelSpec& m, const ClusterSpec& c, const Layout& base, con
 
 int64_t variants(const ModelSpec& m, const Shape& s, const SearchSpace& sp) {
     const int64_t mbs = sp.micro_batch ? 1 : static_cast<int64_t>(std::floor(std::log2(double(std::max<int64_t>(1, sp.max_micro_batch))))) + 1;
-    const int64_t zeros = sp.zero ? 1 : 4, rcs = sp.recompute ? 1 : 3;
+    const int64_t zeros = static_cast<int64_t>(zero_stages(s, sp).size()), rcs = sp.recompute ? 1 : 3;
     const int64_t sps = sp.sequence_parallel ? 1 : (s.tp > 1 ? 2 : 1);
     return static_cast<int64_t>(schedules(m, s, sp).size() * orders(m, s, sp).size()) * mbs * zeros * rcs * sps;
 }
