@@ -566,9 +566,12 @@ test('a Hugging Face config.json loads in the browser, plans, and travels in the
   const gemma = { architectures: ['Gemma3ForConditionalGeneration'], _name_or_path: 'google/gemma-3-27b-it',
     text_config: { head_dim: 128, hidden_size: 5376, intermediate_size: 21504, num_attention_heads: 32,
                    num_hidden_layers: 62, num_key_value_heads: 16, sliding_window: 1024 } };
+  const preset = Number(await page.getAttribute('#memory-bar', 'data-total'));
   await page.setInputFiles('#hf-file', { name: 'config.json', mimeType: 'application/json',
                                          buffer: Buffer.from(JSON.stringify(gemma)) });
+  // The link is written before the plan comes back: wait for the loaded model's plan as well.
   await settle(() => location.hash.includes('mj='));
+  await settle((b) => Number(document.querySelector('#memory-bar').getAttribute('data-total')) !== b, preset);
   assert.equal(await page.inputValue('#model'), 'config.json');
   assert.match(await page.textContent('#model option[value="config.json"]'), /gemma-3-27b-it \(text model\) \(config\.json\)/);
   await page.click('#advanced summary');
