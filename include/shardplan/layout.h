@@ -263,6 +263,10 @@ std::string recompute_modules_string(const Layout& l);
 std::string recompute_setting_string(const Layout& l);
 /// Expert-data-parallel degree: the tp·cp·dp ranks of one stage, regrouped as etp × ep × edp.
 int64_t expert_dp(const Layout& l);
+/// Whether ZeRO has something to shard: the dense parameters over dp·cp, the routed experts over their
+/// expert-data-parallel group. With neither group above one rank every ZeRO stage plans as stage 0.
+bool zero_shards_dense(const Layout& l);
+bool zero_shards_experts(const Layout& l);
 int64_t micro_batches(const Layout& l);
 /// GPUs the layout occupies: tp·cp·pp·dp (ep and etp regroup these ranks, they add none).
 int64_t ranks(const Layout& l);

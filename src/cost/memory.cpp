@@ -213,9 +213,8 @@ StageParams stage_params(const ModelSpec& m, const Layout& l, const Stage& s, co
     const StageParams dense = layer_params_on_gpu(lm.dense, l), moe = layer_params_on_gpu(lm.moe, l);
     // What ZeRO shards of one layer: the parts whose data-parallel group holds more than one rank (a
     // routed expert whose EP covers dp·cp is whole on its GPU, never gathered or reduce-scattered).
-    const bool dense_sharded = l.dp * l.cp > 1, expert_sharded = expert_dp(l) > 1;
     auto shardable = [&](const StageParams& x) {
-        return (dense_sharded ? x.dense : 0.0) + (expert_sharded ? x.expert : 0.0);
+        return (zero_shards_dense(l) ? x.dense : 0.0) + (zero_shards_experts(l) ? x.expert : 0.0);
     };
     p.dense = static_cast<double>(n_dense) * dense.dense;
     p.largest_layer = n_dense > 0 ? shardable(dense) : 0;
@@ -360,9 +359,8 @@ MemoryBreakdown stage_memory_in_passes(const ModelSpec& m, const ClusterSpec& c,
         // FSDP under pipeline parallelism keeps the stage's parameters gathered across its micro-batches
         // and accumulates unsharded gradients (torchtitan: reshard_after_forward off with PP).
         // Only what is sharded is gathered: experts whose EP covers dp·cp are held whole already.
-        const bool dense_sharded = l.dp * l.cp > 1;
-        const double gathered = (dense_sharded ? p.dense : 0.0) + (expert_dp(l) > 1 ? p.expert : 0.0);
-        pass += gathered_weight_bytes(l, gathered, dense_sharded ? p.embedding : 0.0) +
+        const double gathered = (zero_shards_dense(l) ? p.dense : 0.0) + (zero_shards_experts(l) ? p.expert : 0.0);
+        pass += gathered_weight_bytes(l, gathered, zero_shards_dense(l) ? p.embedding : 0.0) +
                 gathered * grad_bytes(l.grad_dtype);
     } else if (l.zero >= 3) {
         // FSDP keeps the current and the prefetched layer gathered, plus one layer of unsharded gradients.

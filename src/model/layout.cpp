@@ -20,6 +20,10 @@ int64_t expert_dp(const Layout& l) {
     return denom > 0 ? (l.tp * l.cp * l.dp) / denom : 0;
 }
 
+bool zero_shards_dense(const Layout& l) { return l.dp * l.cp > 1; }
+
+bool zero_shards_experts(const Layout& l) { return expert_dp(l) > 1; }
+
 int64_t ranks(const Layout& l) { return l.tp * l.cp * l.pp * l.dp; }
 
 int64_t global_batch(const Layout& l) { return l.global_batch > 0 ? l.global_batch : l.micro_batch * l.dp; }

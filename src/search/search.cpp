@@ -184,13 +184,17 @@ bool crosses(const Plan& p) {
     return false;
 }
 
-// The ZeRO stages worth trying on a shape: one where no data-parallel group has two ranks (dp·cp = 1
-// and the experts' group no larger), where every stage shards nothing and plans the same.
+// The ZeRO stages worth trying on a shape: stage 0 alone where no data-parallel group has two ranks,
+// where every stage shards nothing and plans the same.
 std::vector<int> zero_stages(const Shape& s, const SearchSpace& sp) {
     if (sp.zero) return {*sp.zero};
-    const int64_t etp = s.etp > 0 ? s.etp : s.tp;
-    const bool shards = s.dp * s.cp > 1 || s.tp * s.cp * s.dp > etp * std::max<int64_t>(1, s.ep);
-    return shards ? std::vector<int>{0, 1, 2, 3} : std::vector<int>{0};
+    Layout l;
+    l.tp = s.tp;
+    l.cp = s.cp;
+    l.dp = s.dp;
+    l.ep = s.ep;
+    l.etp = s.etp;
+    return zero_shards_dense(l) || zero_shards_experts(l) ? std::vector<int>{0, 1, 2, 3} : std::vector<int>{0};
 }
 
 void run_shape(const ModelSpec& m, const ClusterSpec& c, const Layout& base, const SearchSpace& sp, const Shape& s,
