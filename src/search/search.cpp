@@ -184,16 +184,22 @@ bool crosses(const Plan& p) {
     return false;
 }
 
+// `base` with the shape's degrees.
+Layout with_shape(Layout base, const Shape& s) {
+    base.tp = s.tp;
+    base.cp = s.cp;
+    base.pp = s.pp;
+    base.dp = s.dp;
+    base.ep = s.ep;
+    base.etp = s.etp;
+    return base;
+}
+
 // The ZeRO stages worth trying on a shape: stage 0 alone where no data-parallel group has two ranks,
 // where every stage shards nothing and plans the same.
 std::vector<int> zero_stages(const Shape& s, const SearchSpace& sp) {
     if (sp.zero) return {*sp.zero};
-    Layout l;
-    l.tp = s.tp;
-    l.cp = s.cp;
-    l.dp = s.dp;
-    l.ep = s.ep;
-    l.etp = s.etp;
+    const Layout l = with_shape(Layout{}, s);
     return zero_shards_dense(l) || zero_shards_experts(l) ? std::vector<int>{0, 1, 2, 3} : std::vector<int>{0};
 }
 
@@ -212,13 +218,7 @@ void run_shape(const ModelSpec& m, const ClusterSpec& c, const Layout& base, con
                                                         : (s.tp > 1 ? std::vector<bool>{true, false} : std::vector<bool>{false});
     Plan p;         // reused for every variant of this shape
     StepWork work;  // per-layer work, shared by the ZeRO stages and rank orders of one variant
-    Layout l = base;
-    l.tp = s.tp;
-    l.cp = s.cp;
-    l.pp = s.pp;
-    l.dp = s.dp;
-    l.ep = s.ep;
-    l.etp = s.etp;
+    Layout l = with_shape(base, s);
     const std::vector<std::array<Axis, 5>> ords = orders(m, s, sp);
     std::vector<Stage> stages;  // the variant's stages: the bound reads them for every micro-batch and more
     for (const Variant& v : schedules(m, s, sp)) {
