@@ -527,7 +527,14 @@ async function start() {
   $('controls').addEventListener('change', schedule);
   $('model').addEventListener('change', () => { for (const id of [...Object.keys(ADVANCED), ...Object.keys(MOE)]) delete state[id]; state.model = $('model').value; fillAdvanced(); clearSearch(); });
   $('cluster').addEventListener('change', () => { delete state['c-domain']; delete state['c-hbm']; state.cluster = $('cluster').value; fillAdvanced(); clearSearch(); });
-  $('hf-file').addEventListener('change', (e) => { if (e.target.files[0]) loadConfig(e.target.files[0]); e.target.value = ''; });
+  // The file input sits in the controls form, but choosing a file is not a change of the plan: the form
+  // must not re-plan the state as it was (its answer, coming after, would clear a bad file's error).
+  $('hf-file').addEventListener('input', (e) => e.stopPropagation());
+  $('hf-file').addEventListener('change', (e) => {
+    e.stopPropagation();
+    if (e.target.files[0]) loadConfig(e.target.files[0]);
+    e.target.value = '';
+  });
   $('reset-numbers').addEventListener('click', () => { for (const k of Object.keys(state)) if (k.startsWith('m-') || k.startsWith('c-') || k.startsWith('e-')) delete state[k]; fillAdvanced(); schedule(); });
   $('fw').addEventListener('change', () => { followFramework = Object.keys(FRAMEWORK_SETTINGS); });
   $('find-best').addEventListener('click', findBest);

@@ -594,8 +594,17 @@ test('a Hugging Face config.json loads in the browser, plans, and travels in the
   await settle(() => !document.querySelector('#error').hidden);
   assert.match(await page.textContent('#error'), /model\.architectures: expected a supported architecture, got "FalconForCausalLM"/);
   assert.equal(await page.inputValue('#model'), 'config.json');
+  // Choosing a file plans nothing until it is read: the form does not re-plan the state as it was, whose
+  // answer would clear the bad file's error.
+  const plans = [];
+  const count = (r) => { if (new URL(r.url()).pathname === '/api/plan') plans.push(r); };
+  page.on('request', count);
   await page.setInputFiles('#hf-file', { name: 'config.json', mimeType: 'application/json', buffer: Buffer.from('{oops') });
   await settle(() => document.querySelector('#error').textContent.startsWith('config.json: expected JSON'));
+  await page.waitForTimeout(300);  // past the controls' debounce
+  page.off('request', count);
+  assert.equal(plans.length, 0);
+  assert.match(await page.textContent('#error'), /^config\.json: expected JSON/);
   await page.selectOption('#model', 'llama3-8b');
   await settle(() => document.querySelector('#error').hidden);
 });
