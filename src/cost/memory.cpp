@@ -207,21 +207,22 @@ StageParams layer_params_on_gpu(const LayerParams& x, const Layout& l) {
     return p;
 }
 
+// What ZeRO shards of `x`: the parts whose data-parallel group holds more than one rank (a routed expert
+// whose EP covers dp·cp is whole on its GPU, never gathered or reduce-scattered).
+static double zero_sharded(const StageParams& x, const Layout& l) {
+    return (zero_shards_dense(l) ? x.dense : 0.0) + (zero_shards_experts(l) ? x.expert : 0.0);
+}
+
 StageParams stage_params(const ModelSpec& m, const Layout& l, const Stage& s, const LayerMemory& lm) {
     StageParams p;
     const int64_t n_dense = s.layers - s.moe_layers;
     const StageParams dense = layer_params_on_gpu(lm.dense, l), moe = layer_params_on_gpu(lm.moe, l);
-    // What ZeRO shards of one layer: the parts whose data-parallel group holds more than one rank (a
-    // routed expert whose EP covers dp·cp is whole on its GPU, never gathered or reduce-scattered).
-    auto shardable = [&](const StageParams& x) {
-        return (zero_shards_dense(l) ? x.dense : 0.0) + (zero_shards_experts(l) ? x.expert : 0.0);
-    };
     p.dense = static_cast<double>(n_dense) * dense.dense;
-    p.largest_layer = n_dense > 0 ? shardable(dense) : 0;
+    p.largest_layer = n_dense > 0 ? zero_sharded(dense, l) : 0;
     if (s.moe_layers > 0) {
         p.dense += static_cast<double>(s.moe_layers) * moe.dense;
         p.expert = static_cast<double>(s.moe_layers) * moe.expert;
-        p.largest_layer = std::max(p.largest_layer, shardable(moe));
+        p.largest_layer = std::max(p.largest_layer, zero_sharded(moe, l));
     }
     const double vh = static_cast<double>(m.vocab * m.hidden) / static_cast<double>(l.tp);
     if (s.first) p.embedding += vh;
@@ -343,8 +344,7 @@ MemoryBreakdown stage_memory_in_passes(const ModelSpec& m, const ClusterSpec& c,
     double other = 0, pass = 0;  // pass: the part alive only while the passes run
     // Low-precision weight copies (FP8 transpose caches) exist for the weights this GPU holds; the
     // embeddings stay bf16. Under ZeRO-3 only the shard is held between uses.
-    const double held = p.total() - p.embedding;
-    const double held_here = l.zero >= 3 ? (p.dense - p.embedding) / dense_shard + p.expert / expert_shard : held;
+    const double held_here = sharded(3) - (l.zero >= 3 ? p.embedding / dense_shard : p.embedding);
     double copies = weight_copy_bytes(l.precision, c.gpu.generation) * held_here;
     if (keeps_fp8_params(l) && !master_shards) {  // an fp32 shard is cast for each gather, not replaced
         // The parameter is its row-wise 8-bit copy (Transformer Engine's Float8Tensor / MXFP8Tensor under
@@ -359,7 +359,7 @@ MemoryBreakdown stage_memory_in_passes(const ModelSpec& m, const ClusterSpec& c,
         // FSDP under pipeline parallelism keeps the stage's parameters gathered across its micro-batches
         // and accumulates unsharded gradients (torchtitan: reshard_after_forward off with PP).
         // Only what is sharded is gathered: experts whose EP covers dp·cp are held whole already.
-        const double gathered = (zero_shards_dense(l) ? p.dense : 0.0) + (zero_shards_experts(l) ? p.expert : 0.0);
+        const double gathered = zero_sharded(p, l);
         pass += gathered_weight_bytes(l, gathered, zero_shards_dense(l) ? p.embedding : 0.0) +
                 gathered * grad_bytes(l.grad_dtype);
     } else if (l.zero >= 3) {
