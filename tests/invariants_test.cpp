@@ -395,8 +395,14 @@ TEST(Invariants, SplittingFurtherNeverHoldsMore) {
 // balanced routing, grouped expert GEMMs, DeepEP's deduplicated dispatch, bucketed ZeRO-3; flash attention
 // against the unfused core, no dropout, expandable segments, gradients as views of the bucket, a fused
 // loss, 8-bit weights alone, FSDP's fp32 shards as the master (16 bytes a parameter sharded at most,
-// where a 16-bit shard beside the master takes 16 or 18), and one more module replayed beside the attention core (torchtitan's
-// every_second_gemm excepted: its policy saves outputs autograd would not keep). Memory is
+// where a 16-bit shard beside the master takes 16 or 18), one more module replayed beside the attention core (torchtitan's
+// every_second_gemm excepted: its policy saves outputs autograd would not keep), SP's gathered inputs kept
+// rather than gathered again (time), a lower MoE capacity factor, 1F1B against GPipe (memory), the
+// zero-bubble schedule against 1F1B (time), and block recomputation of one layer more (memory) or fewer
+// (time). Three that look alike are not orders: sequence parallelism and the backward's re-gather keep
+// two full-sequence buffers between steps (Megatron's global memory buffer), and 16-bit gradients make
+// fp32 copies at the optimizer step (2 + 4 bytes a parameter against fp32 gradients' 4), so either can
+// hold more when the optimizer step is the peak. Memory is
 // compared as what the allocations need (allocated + runtime of the fullest stage), which the allocator's
 // cache, trimmed to the card, does not blur. It found two: under FP8 flash attention's bf16 copy of its
 // output kept when the attention core is recomputed (the replay makes it again), so the unfused core held
@@ -462,6 +468,31 @@ TEST(Invariants, SettingsThatOnlyHelpNeverCost) {
                 [](Layout& l) { l.cross_entropy = CrossEntropy::fused; });
         if (d.layout.precision == Precision::fp8)
             smaller("8-bit weights", [](Layout& l) { l.fp8_params = false; }, [](Layout& l) { l.fp8_params = true; });
+        if (d.layout.tp > 1 && d.layout.sequence_parallel)
+            faster("gathered inputs kept", [](Layout& l) { l.tp_recompute_allgather = true; },
+                   [](Layout& l) { l.tp_recompute_allgather = false; });
+        if (d.model.moe) {
+            faster("less capacity", [](Layout& l) { l.moe_capacity_factor = 2.0; }, [](Layout& l) { l.moe_capacity_factor = 1.25; });
+            smaller("less capacity", [](Layout& l) { l.moe_capacity_factor = 2.0; }, [](Layout& l) { l.moe_capacity_factor = 1.25; });
+        }
+        if (d.layout.pp > 1 && d.layout.schedule == Schedule::one_f_one_b) {
+            smaller("1F1B", [](Layout& l) { l.schedule = Schedule::gpipe; }, [](Layout& l) { l.schedule = Schedule::one_f_one_b; });
+            both([](Layout& l) { l.schedule = Schedule::one_f_one_b; }, [](Layout& l) { l.schedule = Schedule::zb; },
+                 [&](const Plan& pa, const Plan& pb) {
+                     ++compared["zero bubble"];
+                     EXPECT_LE(pb.time.step_s, pa.time.step_s * (1 + schedule_slack(Layout{.schedule = Schedule::zb}))) << id;
+                 });
+        }
+        if (d.layout.recompute == Recompute::full) {
+            const auto block = [](int64_t n) {
+                return [n](Layout& l) {
+                    l.recompute_method = RecomputeMethod::block;
+                    l.recompute_layers = n;
+                };
+            };
+            smaller("a layer more replayed", block(1), block(2));
+            faster("a layer fewer replayed", block(2), block(1));
+        }
         if (d.layout.recompute == Recompute::selective)
             for (RecomputeModule m : {RecomputeModule::layernorm, RecomputeModule::mlp, RecomputeModule::moe_act,
                                       RecomputeModule::moe, RecomputeModule::mla_up_proj, RecomputeModule::mlp_act})
@@ -471,8 +502,11 @@ TEST(Invariants, SettingsThatOnlyHelpNeverCost) {
     for (const char* what : {"DP overlap", "TP overlap", "EP overlap", "CUDA graph", "fused kernels", "overlapped sends",
                              "fused accumulation", "balanced routing", "grouped experts", "DeepEP", "flash attention",
                              "no dropout", "expandable segments", "gradient views", "fused loss", "8-bit weights",
-                             "a module more"})
+                             "a module more", "gathered inputs kept", "less capacity", "a layer more replayed",
+                             "a layer fewer replayed"})
         EXPECT_GE(compared[what], 100) << what;
+    EXPECT_GE(compared["1F1B"], 50);
+    EXPECT_GE(compared["zero bubble"], 50);
     EXPECT_GE(compared["bucketed ZeRO-3"], 50);
     EXPECT_GE(compared["fp32 shards"], 50);
 }
