@@ -59,10 +59,10 @@ const char* reason_text(const std::string& code) {
     return "";
 }
 
-std::string row(int rank, const Plan& p) {
+std::string row(int rank, const Plan& p, size_t layout_width) {
     const Layout& l = p.layout;
-    return fmt::format("  {:>2}  {:<30} {:>3} {:>4} {:<9} {:<3} {:<11} {:<14} {:>11.0f} {:>6.1f}% {:>9} {:>9}\n", rank,
-                       to_string(l), l.micro_batch, l.zero, enum_name(l.recompute), l.sequence_parallel ? "on" : "off",
+    return fmt::format("  {:>2}  {:<{}} {:>3} {:>4} {:<9} {:<3} {:<11} {:<14} {:>11.0f} {:>6.1f}% {:>9} {:>9}\n", rank,
+                       to_string(l), layout_width, l.micro_batch, l.zero, enum_name(l.recompute), l.sequence_parallel ? "on" : "off",
                        enum_name(l.schedule), order_string(l), p.throughput.tokens_per_s_per_gpu, 100 * p.throughput.mfu,
                        format_value(p.memory.total_bytes(), Unit::bytes), format_value(p.margin_bytes(), Unit::bytes));
 }
@@ -179,10 +179,12 @@ Run setup_search(CLI::App& cmd) {
         std::vector<std::pair<int64_t, std::string>> reasons;
         for (const auto& [k, v] : r.rejected) reasons.emplace_back(v, k);
         std::sort(reasons.rbegin(), reasons.rend());
+        size_t code_width = 22;
+        for (const auto& [v, k] : reasons) code_width = std::max(code_width, text_width(k));
         for (const auto& [v, k] : reasons) {
             std::string text = reason_text(k);
             if (k == "does_not_fit") text += fmt::format(" (closest miss {})", format_value(r.shortest_miss_bytes, Unit::bytes));
-            std::cout << fmt::format("  {:>10}  {:<22} {}\n", v, k, text);
+            std::cout << fmt::format("  {:>10}  {:<{}} {}\n", v, k, code_width, text);
         }
         if (r.best.empty()) {
             const auto crossing = r.rejected.find("crosses_domain");
@@ -212,10 +214,13 @@ Run setup_search(CLI::App& cmd) {
         }
         // memory: the device figure, whose allocator cache fills what the allocations leave; spare: what
         // they could still take (MemoryBreakdown::trim_cache), the figure that tells tight layouts apart.
-        std::cout << fmt::format("\nBest layouts\n  {:>2}  {:<30} {:>3} {:>4} {:<9} {:<3} {:<11} {:<14} {:>11} {:>7} {:>9} {:>9}\n",
-                                 "#", "layout", "mb", "zero", "recompute", "sp", "schedule", "order", "tokens/s/GPU", "MFU",
+        size_t layout_width = 30;
+        for (const auto* plans : {&r.best, &r.pareto})
+            for (const Plan& p : *plans) layout_width = std::max(layout_width, text_width(to_string(p.layout)));
+        std::cout << fmt::format("\nBest layouts\n  {:>2}  {:<{}} {:>3} {:>4} {:<9} {:<3} {:<11} {:<14} {:>11} {:>7} {:>9} {:>9}\n",
+                                 "#", "layout", layout_width, "mb", "zero", "recompute", "sp", "schedule", "order", "tokens/s/GPU", "MFU",
                                  "memory", "spare");
-        for (size_t i = 0; i < r.best.size(); ++i) std::cout << row(static_cast<int>(i + 1), r.best[i]);
+        for (size_t i = 0; i < r.best.size(); ++i) std::cout << row(static_cast<int>(i + 1), r.best[i], layout_width);
         // The answers predicted closer to the first than the model can order (ranges.h): the list is by
         // throughput, so they follow it.
         size_t close = 1;
@@ -233,7 +238,7 @@ Run setup_search(CLI::App& cmd) {
                                          fmt::join(r.same_orders[i], ", "));
         if (o->pareto) {
             std::cout << "\nPareto front (memory needed ↑, spare ↓, throughput ↑)\n";
-            for (size_t i = 0; i < r.pareto.size(); ++i) std::cout << row(static_cast<int>(i + 1), r.pareto[i]);
+            for (size_t i = 0; i < r.pareto.size(); ++i) std::cout << row(static_cast<int>(i + 1), r.pareto[i], layout_width);
         }
         std::cout << "\nPlan of the best layout\n" << format_plan(r.best.front(), color);
         return 0;

@@ -116,8 +116,12 @@ Run setup_sweep(CLI::App& cmd) {
                 if (swept->axis != SweepAxis::global_batch) fixed += " · " + global_batch_text(base.layout);
                 std::cout << fmt::format("shardplan sweep · {} on {} · {}{}\n", base.model.name, base.cluster.gpu.id,
                                          enum_name(swept->axis), fixed);
-                std::cout << fmt::format("  {:>12}  {:<32} {:>4} {:>4} {:<9} {:<11} {:>12} {:>7} {:>10} {:>10}\n",
-                                         enum_name(swept->axis), "best layout", "mb", "zero", "recompute", "schedule",
+                size_t layout_width = 32;
+                for (const SweepPoint& p : points)
+                    if (!p.result.best.empty())
+                        layout_width = std::max(layout_width, text_width(to_string(p.result.best.front().layout)));
+                std::cout << fmt::format("  {:>12}  {:<{}} {:>4} {:>4} {:<9} {:<11} {:>12} {:>7} {:>10} {:>10}\n",
+                                         enum_name(swept->axis), "best layout", layout_width, "mb", "zero", "recompute", "schedule",
                                          "tokens/s/GPU", "MFU", "memory", "spare");
                 for (const SweepPoint& p : points) {
                     if (p.result.best.empty()) {
@@ -127,8 +131,8 @@ Run setup_sweep(CLI::App& cmd) {
                         continue;
                     }
                     const Plan& b = p.result.best.front();
-                    std::cout << fmt::format("  {:>12}  {:<32} {:>4} {:>4} {:<9} {:<11} {:>12.0f} {:>6.1f}% {:>10} {:>10}\n",
-                                             p.value, to_string(b.layout), b.layout.micro_batch, b.layout.zero,
+                    std::cout << fmt::format("  {:>12}  {:<{}} {:>4} {:>4} {:<9} {:<11} {:>12.0f} {:>6.1f}% {:>10} {:>10}\n",
+                                             p.value, to_string(b.layout), layout_width, b.layout.micro_batch, b.layout.zero,
                                              enum_name(b.layout.recompute), enum_name(b.layout.schedule),
                                              b.throughput.tokens_per_s_per_gpu, 100 * b.throughput.mfu,
                                              format_value(b.memory.total_bytes(), Unit::bytes),

@@ -236,5 +236,34 @@ else
     echo "FAIL: flags and a case file with the same fields planned different layouts"; fail=$((fail + 1))
 fi
 
+# Tables keep their columns whatever a name's length: the collective column as wide as FSDP's longest
+# name, the rejection codes as wide as the longest code (each row's number, code and text start where the
+# header's and the others' do; "all-gather ×2 + reduce-scatter (FSDP)" had pushed its row 3 columns right).
+"$bin" plan --model llama3-70b --cluster dgx-h100 --gpus 64 --tp 2 --zero 3 --global-batch 32 >"$tmp/cols" 2>&1
+"$bin" search --model mixtral-8x7b --cluster dgx-h100 --gpus 64 --seq-len 4096 --global-batch 1530 >"$tmp/cols_s" 2>&1
+if python3 - "$tmp/cols" "$tmp/cols_s" <<'PY'
+import re, sys
+plan = open(sys.argv[1], encoding="utf-8").read().splitlines()
+head = next(i for i, l in enumerate(plan) if l.lstrip().startswith("axis collective"))
+rows = []
+for l in plan[head + 1:]:  # the table's rows, up to the first line that is not one
+    if not re.match(r"  (tp|cp|ep|pp|dp|edp)  ", l):
+        break
+    rows.append(l)
+col = plan[head].index("tier")
+ok = len(rows) >= 2 and any("FSDP" in r for r in rows) and all(r[col - 1] == " " and r[col] != " " for r in rows)
+search = open(sys.argv[2], encoding="utf-8").read().splitlines()
+codes = [l for l in search if re.match(r"\s+\d+  [a-z_]+ +\S", l)]
+starts = {len(re.match(r"(\s+\d+  [a-z_]+ +)", l).group(1)) for l in codes}
+ok = ok and len(codes) >= 3 and len(starts) == 1
+sys.exit(0 if ok else 1)
+PY
+then
+    pass=$((pass + 1))
+else
+    echo "FAIL: a table's columns moved with a long name"; cat "$tmp/cols" "$tmp/cols_s" | head -40
+    fail=$((fail + 1))
+fi
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -81,6 +81,10 @@ nlohmann::json memory_json(const MemoryBreakdown& m) {
 
 std::span<const Field> plan_fields() { return kFields; }
 
+size_t text_width(std::string_view text) {
+    return static_cast<size_t>(std::count_if(text.begin(), text.end(), [](char ch) { return (ch & 0xC0) != 0x80; }));
+}
+
 std::string format_value(double v, Unit u) {
     switch (u) {
         case Unit::bytes: {

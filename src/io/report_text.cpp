@@ -1,5 +1,6 @@
 // The terminal report: memory bar, per-axis traffic table, groups, time breakdown, throughput.
 // Colour only when asked (the CLI asks when stdout is a TTY); crossing groups are red.
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -107,12 +108,15 @@ std::string format_plan(const Plan& p, bool color) {
 
     line("");
     line(st.bold(fmt::format("Communication per step · critical stage {}", p.critical_stage)));
-    line(fmt::format("  {:<4} {:<34} {:>6} {:<10} {:>11} {:>10} {:>10} {:>10}  {}", "axis", "collective", "group", "tier",
-                     "bytes", "time", "exposed", "B/FLOP", "path"));
+    // The collective column as wide as its longest name.
+    size_t wide = 34;
+    for (const CommTerm& c : p.comm) wide = std::max(wide, text_width(c.collective));
+    line(fmt::format("  {:<4} {:<{}} {:>6} {:<10} {:>11} {:>10} {:>10} {:>10}  {}", "axis", "collective", wide, "group",
+                     "tier", "bytes", "time", "exposed", "B/FLOP", "path"));
     for (const CommTerm& c : p.comm) {
         std::string tier = std::string(enum_name(c.tier));
-        std::string s = fmt::format("  {:<4} {:<34} {:>6} {:<10} {:>11} {:>10} {:>10} {:>10.2e}  {}", enum_name(c.axis),
-                                    c.collective, c.group_size, tier, format_value(c.bytes_per_step, Unit::bytes),
+        std::string s = fmt::format("  {:<4} {:<{}} {:>6} {:<10} {:>11} {:>10} {:>10} {:>10.2e}  {}", enum_name(c.axis),
+                                    c.collective, wide, c.group_size, tier, format_value(c.bytes_per_step, Unit::bytes),
                                     format_value(c.time_s, Unit::seconds), format_value(c.exposed_s, Unit::seconds),
                                     c.bytes_per_flop, c.critical_path ? "critical" : "hidden");
         line(c.crosses_domain && c.axis != Axis::dp && c.axis != Axis::pp && c.axis != Axis::edp ? st.red(s) : s);
