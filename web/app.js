@@ -11,8 +11,12 @@ const NUMBER_KEYS = ['gpus', 'seq', 'gbs', 'tp', 'cp', 'pp', 'ep', 'vpp', 'mb', 
 const LOAD_KEYS = ['imb', 'cap'];
 const ADVANCED = { 'm-layers': 'layers', 'm-hidden': 'hidden', 'm-ffn': 'ffn_hidden', 'm-heads': 'heads',
                    'm-kv': 'kv_heads', 'm-vocab': 'vocab' };
-const COLORS = { weights_bytes: '#2563eb', grads_bytes: '#0891b2', optimizer_bytes: '#7c3aed',
-                 activations_bytes: '#d97706', other_bytes: '#9ca3af' };
+// The device figure's parts, in the bar's order, with the terminal report's names for them: what the
+// allocations hold, then the caching allocator's share and the CUDA context and NCCL's buffers.
+const MEMORY_PARTS = [['weights_bytes', 'weights', '#2563eb'], ['grads_bytes', 'grads', '#0891b2'],
+                      ['optimizer_bytes', 'optimizer', '#7c3aed'], ['activations_bytes', 'activations', '#d97706'],
+                      ['other_bytes', 'buffers', '#9ca3af'], ['allocator_bytes', 'allocator cache', '#cbd5e1'],
+                      ['runtime_bytes', 'CUDA context, NCCL', '#e2e8f0']];
 const AXIS_COLORS = { tp: '#2563eb', cp: '#0891b2', ep: '#7c3aed', etp: '#a855f7', dp: '#16a34a', pp: '#d97706', edp: '#65a30d' };
 
 // A framework brings its own defaults for the gradient dtype and the TP, DP and EP overlaps: after the
@@ -332,10 +336,11 @@ function renderMemory(p) {
   const scale = Math.max(m.total_bytes, m.capacity_bytes) * 1.02;
   const parts = [];
   let x = 0;
-  for (const k of Object.keys(COLORS)) {
+  for (const [k, name, color] of MEMORY_PARTS) {
     const w = (m[k] / scale) * W;
-    const r = el('rect', { x, y: 8, width: Math.max(0, w), height: H - 16, fill: COLORS[k], class: 'seg', 'data-kind': k, 'data-width': w.toFixed(2) });
-    r.appendChild(el('title', {}, `${k.replace('_bytes', '')}: ${fmtBytes(m[k])}`));
+    const r = el('rect', { x, y: 8, width: Math.max(0, w), height: H - 16, fill: color, class: 'seg', 'data-kind': k,
+                           'data-width': w.toFixed(2), 'data-bytes': m[k] });
+    r.appendChild(el('title', {}, `${name}: ${fmtBytes(m[k])}`));
     parts.push(r);
     x += w;
   }
@@ -349,9 +354,9 @@ function renderMemory(p) {
     : `at a layer's backward, ${inFlight} micro-batch${inFlight === 1 ? '' : 'es'} in flight`;
   $('mem-stage').textContent = `stage ${m.worst_stage} (fullest), ${moment} · ${fmtBytes(m.total_bytes)} of ${fmtBytes(m.capacity_bytes)} usable · ` +
     `allocated ${fmtBytes(m.allocated_bytes)}, reserved ${fmtBytes(m.reserved_bytes)}, device ${fmtBytes(m.device_bytes)}`;
-  $('memory-legend').replaceChildren(...Object.entries(COLORS).map(([k, c]) => {
+  $('memory-legend').replaceChildren(...MEMORY_PARTS.map(([k, name, c]) => {
     const li = el('li');
-    li.append(el('i', { style: `background:${c}` }), `${k.replace('_bytes', '')} ${fmtBytes(m[k])}`);
+    li.append(el('i', { style: `background:${c}` }), `${name} ${fmtBytes(m[k])}`);
     return li;
   }));
 }

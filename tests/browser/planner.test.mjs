@@ -76,6 +76,11 @@ test('TP above the domain size turns the TP group red and memory per GPU shrinks
   assert.equal(await page.inputValue('#tp'), '8');
   assert.equal(await page.locator('#topology g.group.tp.crossing').count(), 0);
   const before = Number(await page.getAttribute('#memory-bar', 'data-total'));
+  // The bar holds every part of the device figure the headline gives, the allocator's cache and the CUDA
+  // context among them (it had drawn the allocations alone, 72 of 79 GB here).
+  const parts = await page.$$eval('#memory-bar rect.seg', (rs) => rs.map((r) => Number(r.getAttribute('data-bytes'))));
+  assert.ok(parts.length === 7 && Math.abs(parts.reduce((a, b) => a + b, 0) - before) < 1e3, `${parts} against ${before}`);
+  assert.match(await page.textContent('#memory-legend'), /allocator cache [\d.]+ GB.*CUDA context, NCCL [\d.]+ GB/);
   // The throughput carries its 80 % range from held-out published runs, and says where it comes from.
   assert.match(await page.textContent('#tps-range'), /^80 % range [\d,]+–[\d,]+: from \d+ held-out published runs like it \(dense · hopper/);
   assert.ok(await smallestLabelPx('#topology') >= 10, 'topology labels readable');
