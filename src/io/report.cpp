@@ -250,9 +250,14 @@ std::vector<std::string> plan_findings(const Plan& p) {
         hi = std::max(hi, s.stage.layers);
     }
     if (p.layout.pp > 1 && lo != hi)
-        out.push_back(fmt::format("Uneven pipeline: {} layers on {} stages, {} to {} per stage (end stages also hold "
-                                  "the embedding and LM head).",
-                                  p.model.layers, p.layout.pp, lo, hi));
+        out.push_back(p.layout.schedule == Schedule::dualpipe
+                          ? fmt::format("Uneven pipeline: {} layers on {} stages, {} to {} per rank (DualPipe keeps two "
+                                        "copies of the model, each rank a stage of each direction; end stages also hold "
+                                        "the embedding and LM head).",
+                                        p.model.layers, p.layout.pp, lo, hi)
+                          : fmt::format("Uneven pipeline: {} layers on {} stages, {} to {} per stage (end stages also hold "
+                                        "the embedding and LM head).",
+                                        p.model.layers, p.layout.pp, lo, hi));
     if (!p.time.pipeline_note.empty())
         out.push_back("Pipeline not simulated (" + p.time.pipeline_note + "): bubble and in-flight memory from the closed forms.");
     if (p.time.step_s > 0 && p.time.bubble_s / p.time.step_s > 0.10)
@@ -344,17 +349,24 @@ std::string format_fit_changes(const Plan& p, const std::vector<FitChange>& chan
     const bool any = std::any_of(changes.begin(), changes.end(), [](const FitChange& f) { return f.plan.memory_fits; });
     s += any ? "\nChanges that make it fit (one at a time, fastest first)\n"
              : "\nNo single change makes it fit; the closest\n";
-    int shown = 0;
+    // The rows shown: the first five, and only those that fit when any does; the change column as wide as
+    // the longest of them.
+    std::vector<const FitChange*> rows;
     for (const FitChange& f : changes) {
-        if (shown == 5 || (any && !f.plan.memory_fits)) break;
+        if (rows.size() == 5 || (any && !f.plan.memory_fits)) break;
+        rows.push_back(&f);
+    }
+    size_t wide = 34;
+    for (const FitChange* f : rows) wide = std::max(wide, text_width(f->change));
+    for (const FitChange* row : rows) {
+        const FitChange& f = *row;
         const double cost = p.throughput.tokens_per_s_per_gpu > 0
                                 ? f.plan.throughput.tokens_per_s_per_gpu / p.throughput.tokens_per_s_per_gpu - 1.0
                                 : 0.0;
-        s += fmt::format("  {:<34} {:>9.0f} tokens/s/GPU ({:+.1f} %)  {}\n", f.change, f.plan.throughput.tokens_per_s_per_gpu,
+        s += fmt::format("  {:<{}} {:>9.0f} tokens/s/GPU ({:+.1f} %)  {}\n", f.change, wide, f.plan.throughput.tokens_per_s_per_gpu,
                          100.0 * cost,
                          f.plan.memory_fits ? "fits, " + format_value(f.plan.margin_bytes(), Unit::bytes) + " to spare"
                                             : "short by " + format_value(f.plan.short_bytes(), Unit::bytes));
-        ++shown;
     }
     return s;
 }
