@@ -62,8 +62,9 @@ const char* reason_text(const std::string& code) {
 std::string row(int rank, const Plan& p, size_t layout_width) {
     const Layout& l = p.layout;
     return fmt::format("  {:>2}  {:<{}} {:>3} {:>4} {:<9} {:<3} {:<11} {:<14} {:>11.0f} {:>6.1f}% {:>9} {:>9}\n", rank,
-                       to_string(l), layout_width, l.micro_batch, l.zero, enum_name(l.recompute), l.sequence_parallel ? "on" : "off",
-                       enum_name(l.schedule), order_string(l), p.throughput.tokens_per_s_per_gpu, 100 * p.throughput.mfu,
+                       to_string(l), layout_width, l.micro_batch, l.zero, enum_name(l.recompute),
+                       l.sequence_parallel ? "on" : "off", enum_name(l.schedule), order_string(l),
+                       p.throughput.tokens_per_s_per_gpu, 100 * p.throughput.mfu,
                        format_value(p.memory.total_bytes(), Unit::bytes), format_value(p.margin_bytes(), Unit::bytes));
 }
 
@@ -217,9 +218,10 @@ Run setup_search(CLI::App& cmd) {
         size_t layout_width = 30;
         for (const auto* plans : {&r.best, &r.pareto})
             for (const Plan& p : *plans) layout_width = std::max(layout_width, text_width(to_string(p.layout)));
-        std::cout << fmt::format("\nBest layouts\n  {:>2}  {:<{}} {:>3} {:>4} {:<9} {:<3} {:<11} {:<14} {:>11} {:>7} {:>9} {:>9}\n",
-                                 "#", "layout", layout_width, "mb", "zero", "recompute", "sp", "schedule", "order", "tokens/s/GPU", "MFU",
-                                 "memory", "spare");
+        std::cout << fmt::format(
+            "\nBest layouts\n  {:>2}  {:<{}} {:>3} {:>4} {:<9} {:<3} {:<11} {:<14} {:>11} {:>7} {:>9} {:>9}\n", "#",
+            "layout", layout_width, "mb", "zero", "recompute", "sp", "schedule", "order", "tokens/s/GPU", "MFU",
+            "memory", "spare");
         for (size_t i = 0; i < r.best.size(); ++i) std::cout << row(static_cast<int>(i + 1), r.best[i], layout_width);
         // The answers predicted closer to the first than the model can order (ranges.h): the list is by
         // throughput, so they follow it.
@@ -238,7 +240,8 @@ Run setup_search(CLI::App& cmd) {
                                          fmt::join(r.same_orders[i], ", "));
         if (o->pareto) {
             std::cout << "\nPareto front (memory needed ↑, spare ↓, throughput ↑)\n";
-            for (size_t i = 0; i < r.pareto.size(); ++i) std::cout << row(static_cast<int>(i + 1), r.pareto[i], layout_width);
+            for (size_t i = 0; i < r.pareto.size(); ++i)
+                std::cout << row(static_cast<int>(i + 1), r.pareto[i], layout_width);
         }
         std::cout << "\nPlan of the best layout\n" << format_plan(r.best.front(), color);
         return 0;

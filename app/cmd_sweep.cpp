@@ -121,8 +121,8 @@ Run setup_sweep(CLI::App& cmd) {
                     if (!p.result.best.empty())
                         layout_width = std::max(layout_width, text_width(to_string(p.result.best.front().layout)));
                 std::cout << fmt::format("  {:>12}  {:<{}} {:>4} {:>4} {:<9} {:<11} {:>12} {:>7} {:>10} {:>10}\n",
-                                         enum_name(swept->axis), "best layout", layout_width, "mb", "zero", "recompute", "schedule",
-                                         "tokens/s/GPU", "MFU", "memory", "spare");
+                                         enum_name(swept->axis), "best layout", layout_width, "mb", "zero", "recompute",
+                                         "schedule", "tokens/s/GPU", "MFU", "memory", "spare");
                 for (const SweepPoint& p : points) {
                     if (p.result.best.empty()) {
                         std::cout << (p.result.evaluated == 0  // a pinned degree that does not divide this count
@@ -131,8 +131,10 @@ Run setup_sweep(CLI::App& cmd) {
                         continue;
                     }
                     const Plan& b = p.result.best.front();
-                    std::cout << fmt::format("  {:>12}  {:<{}} {:>4} {:>4} {:<9} {:<11} {:>12.0f} {:>6.1f}% {:>10} {:>10}\n",
-                                             p.value, to_string(b.layout), layout_width, b.layout.micro_batch, b.layout.zero,
+                    std::cout << fmt::format("  {:>12}  {:<{}} {:>4} {:>4} {:<9} {:<11} {:>12.0f} {:>6.1f}% {:>10} "
+                                             "{:>10}\n",
+                                             p.value, to_string(b.layout), layout_width, b.layout.micro_batch,
+                                             b.layout.zero,
                                              enum_name(b.layout.recompute), enum_name(b.layout.schedule),
                                              b.throughput.tokens_per_s_per_gpu, 100 * b.throughput.mfu,
                                              format_value(b.memory.total_bytes(), Unit::bytes),

@@ -251,12 +251,12 @@ std::vector<std::string> plan_findings(const Plan& p) {
     }
     if (p.layout.pp > 1 && lo != hi)
         out.push_back(p.layout.schedule == Schedule::dualpipe
-                          ? fmt::format("Uneven pipeline: {} layers on {} stages, {} to {} per rank (DualPipe keeps two "
-                                        "copies of the model, each rank a stage of each direction; end stages also hold "
-                                        "the embedding and LM head).",
+                          ? fmt::format("Uneven pipeline: {} layers on {} stages, {} to {} per rank (DualPipe keeps "
+                                        "two copies of the model, each rank a stage of each direction; end stages also "
+                                        "hold the embedding and LM head).",
                                         p.model.layers, p.layout.pp, lo, hi)
-                          : fmt::format("Uneven pipeline: {} layers on {} stages, {} to {} per stage (end stages also hold "
-                                        "the embedding and LM head).",
+                          : fmt::format("Uneven pipeline: {} layers on {} stages, {} to {} per stage (end stages "
+                                        "also hold the embedding and LM head).",
                                         p.model.layers, p.layout.pp, lo, hi));
     if (!p.time.pipeline_note.empty())
         out.push_back("Pipeline not simulated (" + p.time.pipeline_note + "): bubble and in-flight memory from the closed forms.");
@@ -363,8 +363,8 @@ std::string format_fit_changes(const Plan& p, const std::vector<FitChange>& chan
         const double cost = p.throughput.tokens_per_s_per_gpu > 0
                                 ? f.plan.throughput.tokens_per_s_per_gpu / p.throughput.tokens_per_s_per_gpu - 1.0
                                 : 0.0;
-        s += fmt::format("  {:<{}} {:>9.0f} tokens/s/GPU ({:+.1f} %)  {}\n", f.change, wide, f.plan.throughput.tokens_per_s_per_gpu,
-                         100.0 * cost,
+        s += fmt::format("  {:<{}} {:>9.0f} tokens/s/GPU ({:+.1f} %)  {}\n", f.change, wide,
+                         f.plan.throughput.tokens_per_s_per_gpu, 100.0 * cost,
                          f.plan.memory_fits ? "fits, " + format_value(f.plan.margin_bytes(), Unit::bytes) + " to spare"
                                             : "short by " + format_value(f.plan.short_bytes(), Unit::bytes));
     }
