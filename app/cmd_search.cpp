@@ -59,13 +59,15 @@ const char* reason_text(const std::string& code) {
     return "";
 }
 
-std::string row(int rank, const Plan& p, size_t layout_width) {
+/// One layout's row; `memory_bytes` the memory column's figure (the device figure, or for the Pareto front
+/// what its allocations need, the figure the front is drawn by).
+std::string row(int rank, const Plan& p, size_t layout_width, double memory_bytes) {
     const Layout& l = p.layout;
     return fmt::format("  {:>2}  {:<{}} {:>3} {:>4} {:<9} {:<3} {:<11} {:<14} {:>11.0f} {:>6.1f}% {:>9} {:>9}\n", rank,
                        to_string(l), layout_width, l.micro_batch, l.zero, enum_name(l.recompute),
                        l.sequence_parallel ? "on" : "off", enum_name(l.schedule), order_string(l),
                        p.throughput.tokens_per_s_per_gpu, 100 * p.throughput.mfu,
-                       format_value(p.memory.total_bytes(), Unit::bytes), format_value(p.margin_bytes(), Unit::bytes));
+                       format_value(memory_bytes, Unit::bytes), format_value(p.margin_bytes(), Unit::bytes));
 }
 
 }  // namespace
@@ -222,7 +224,8 @@ Run setup_search(CLI::App& cmd) {
             "\nBest layouts\n  {:>2}  {:<{}} {:>3} {:>4} {:<9} {:<3} {:<11} {:<14} {:>11} {:>7} {:>9} {:>9}\n", "#",
             "layout", layout_width, "mb", "zero", "recompute", "sp", "schedule", "order", "tokens/s/GPU", "MFU",
             "memory", "spare");
-        for (size_t i = 0; i < r.best.size(); ++i) std::cout << row(static_cast<int>(i + 1), r.best[i], layout_width);
+        for (size_t i = 0; i < r.best.size(); ++i)
+            std::cout << row(static_cast<int>(i + 1), r.best[i], layout_width, r.best[i].memory.total_bytes());
         // The answers predicted closer to the first than the model can order (ranges.h): the list is by
         // throughput, so they follow it.
         size_t close = 1;
@@ -239,9 +242,15 @@ Run setup_search(CLI::App& cmd) {
                 std::cout << fmt::format("  #{} plans the same under rank order {} (every group on the same tier)\n", i + 1,
                                          fmt::join(r.same_orders[i], ", "));
         if (o->pareto) {
-            std::cout << "\nPareto front (memory needed ↑, spare ↓, throughput ↑)\n";
+            // Drawn by what the allocations need (allocated + runtime), so that is its memory column; the
+            // device figure adds the allocator's cache, which fills whatever they leave.
+            std::cout << fmt::format(
+                "\nPareto front (memory needed ↑, spare ↓, throughput ↑)\n  {:>2}  {:<{}} {:>3} {:>4} {:<9} {:<3} {:<11} "
+                "{:<14} {:>11} {:>7} {:>9} {:>9}\n",
+                "#", "layout", layout_width, "mb", "zero", "recompute", "sp", "schedule", "order", "tokens/s/GPU", "MFU",
+                "needed", "spare");
             for (size_t i = 0; i < r.pareto.size(); ++i)
-                std::cout << row(static_cast<int>(i + 1), r.pareto[i], layout_width);
+                std::cout << row(static_cast<int>(i + 1), r.pareto[i], layout_width, r.pareto[i].needed_bytes);
         }
         std::cout << "\nPlan of the best layout\n" << format_plan(r.best.front(), color);
         return 0;
