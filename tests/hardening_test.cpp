@@ -96,6 +96,11 @@ TEST(Hardening, MessagesArePrintableAndShort) {
     // A cut never splits a UTF-8 sequence: "é" is two bytes.
     EXPECT_EQ(printable("aé", 2), "a...");
     EXPECT_EQ(printable("aéb", 3), "aé...");
+    // A table pads a name by the columns it takes, one per code point: "TP1·CP2" is 8 bytes and 7 columns,
+    // "all-gather ×2" 14 bytes and 13 columns.
+    EXPECT_EQ(text_width("TP1·CP2"), 7u);
+    EXPECT_EQ(text_width("all-gather ×2"), 13u);
+    EXPECT_EQ(text_width(""), 0u);
 }
 
 // Break 11: a key given twice is refused instead of silently keeping the last.

@@ -21,6 +21,9 @@ namespace shardplan {
 /// `s` as one printable line of at most `max_bytes` (plus "..."): control bytes become \xNN, and the
 /// cut never splits a UTF-8 sequence.
 std::string printable(std::string_view s, size_t max_bytes);
+/// The columns `text` takes in a terminal table: its UTF-8 code points ("·", "×" one each), as fmt pads
+/// by them. Every text table sizes a column of names by it.
+size_t text_width(std::string_view text);
 
 class ConfigError : public std::runtime_error {
 public:

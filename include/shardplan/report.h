@@ -8,7 +8,6 @@
 #pragma once
 #include <span>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -47,7 +46,5 @@ std::string format_fit_changes(const Plan& p, const std::vector<FitChange>& chan
 
 /// "1.23 GB", "4.56 ms", "38.2 %": the one formatter of every unit.
 std::string format_value(double v, Unit u);
-/// The columns `text` takes in a terminal: its UTF-8 code points ("·", "×" one each), as fmt pads by them.
-size_t text_width(std::string_view text);
 
 }  // namespace shardplan

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "shardplan/constants.h"
+#include "shardplan/error.h"
 #include "shardplan/plan.h"
 
 namespace shardplan {
@@ -491,12 +492,14 @@ json loso_to_json(const LeaveOneSourceOut& r) {
 
 std::string format_loso(const LeaveOneSourceOut& r) {
     std::string out = "leave one source out: each source predicted with constants fitted (from generic values) on the others\n";
-    out += fmt::format("{:<26} {:>6} {:>9} {:>9} {:>12} {:>14}\n", "held-out source", "cases", "median", "p90",
+    size_t wide = 26;  // the source's name, as long as the longest
+    for (const HeldOutSource& h : r.sources) wide = std::max(wide, text_width(h.source));
+    out += fmt::format("{:<{}} {:>6} {:>9} {:>9} {:>12} {:>14}\n", "held-out source", wide, "cases", "median", "p90",
                        "mean signed", "ranking");
     auto row = [&](const std::string& name, const ErrorStats& e, const RankingStats& k) {
         const std::string rank = k.pairs > 0 ? fmt::format("{:.0f} % of {}", 100 * k.share(), k.pairs) : "-";
-        out += fmt::format("{:<26} {:>6} {:>8.1f}% {:>8.1f}% {:>+11.1f}% {:>14}\n", name, e.count, 100 * e.median_abs_error,
-                           100 * e.p90_abs_error, 100 * e.mean_signed_error, rank);
+        out += fmt::format("{:<{}} {:>6} {:>8.1f}% {:>8.1f}% {:>+11.1f}% {:>14}\n", name, wide, e.count,
+                           100 * e.median_abs_error, 100 * e.p90_abs_error, 100 * e.mean_signed_error, rank);
     };
     for (const HeldOutSource& h : r.sources) row(h.source, h.throughput, h.ranking);
     row("all held out", r.throughput, r.ranking);

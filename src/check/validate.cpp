@@ -507,10 +507,12 @@ std::string format_validation(const ValidationReport& r, bool per_case) {
         }
     }
     auto table = [&](const char* title, const std::map<std::string, ErrorStats>& m) {
-        out += fmt::format("\n{:<26} {:>6} {:>9} {:>9} {:>12}\n", title, "cases", "median", "p90", "mean signed");
+        size_t wide = 26;  // a source's, GPU's or kind's name, as long as the longest
+        for (const auto& [k, v] : m) wide = std::max(wide, text_width(k));
+        out += fmt::format("\n{:<{}} {:>6} {:>9} {:>9} {:>12}\n", title, wide, "cases", "median", "p90", "mean signed");
         for (const auto& [k, v] : m)
-            out += fmt::format("{:<26} {:>6} {:>8.1f}% {:>8.1f}% {:>+11.1f}%\n", k, v.count, 100 * v.median_abs_error,
-                               100 * v.p90_abs_error, 100 * v.mean_signed_error);
+            out += fmt::format("{:<{}} {:>6} {:>8.1f}% {:>8.1f}% {:>+11.1f}%\n", k, wide, v.count,
+                               100 * v.median_abs_error, 100 * v.p90_abs_error, 100 * v.mean_signed_error);
     };
     table("by source", s.by_source);
     table("by GPU", s.by_gpu);

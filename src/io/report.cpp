@@ -9,6 +9,7 @@
 
 #include "shardplan/collectives.h"
 #include "shardplan/comm.h"
+#include "shardplan/error.h"
 #include "shardplan/io.h"
 #include "shardplan/ranges.h"
 #include "shardplan/topology.h"
@@ -80,10 +81,6 @@ nlohmann::json memory_json(const MemoryBreakdown& m) {
 }  // namespace
 
 std::span<const Field> plan_fields() { return kFields; }
-
-size_t text_width(std::string_view text) {
-    return static_cast<size_t>(std::count_if(text.begin(), text.end(), [](char ch) { return (ch & 0xC0) != 0x80; }));
-}
 
 std::string format_value(double v, Unit u) {
     switch (u) {

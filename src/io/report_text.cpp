@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "shardplan/comm.h"
+#include "shardplan/error.h"
 #include "shardplan/report.h"
 #include "shardplan/topology.h"
 

@@ -1,9 +1,15 @@
 // One printable line out of any input text (include/shardplan/error.h).
 #include "shardplan/error.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace shardplan {
+
+size_t text_width(std::string_view text) {
+    return static_cast<size_t>(std::count_if(text.begin(), text.end(), [](char ch) { return (ch & 0xC0) != 0x80; }));
+}
 
 std::string printable(std::string_view s, size_t max_bytes) {
     std::string out;
