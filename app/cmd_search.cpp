@@ -59,6 +59,13 @@ const char* reason_text(const std::string& code) {
     return "";
 }
 
+/// The header of a table of rows (below), its memory column named `memory`.
+std::string header(size_t layout_width, const char* memory) {
+    return fmt::format("  {:>2}  {:<{}} {:>3} {:>4} {:<9} {:<3} {:<11} {:<14} {:>11} {:>7} {:>9} {:>9}\n", "#", "layout",
+                       layout_width, "mb", "zero", "recompute", "sp", "schedule", "order", "tokens/s/GPU", "MFU", memory,
+                       "spare");
+}
+
 /// One layout's row; `memory_bytes` the memory column's figure (the device figure, or for the Pareto front
 /// what its allocations need, the figure the front is drawn by).
 std::string row(int rank, const Plan& p, size_t layout_width, double memory_bytes) {
@@ -220,10 +227,7 @@ Run setup_search(CLI::App& cmd) {
         size_t layout_width = 30;
         for (const auto* plans : {&r.best, &r.pareto})
             for (const Plan& p : *plans) layout_width = std::max(layout_width, text_width(to_string(p.layout)));
-        std::cout << fmt::format(
-            "\nBest layouts\n  {:>2}  {:<{}} {:>3} {:>4} {:<9} {:<3} {:<11} {:<14} {:>11} {:>7} {:>9} {:>9}\n", "#",
-            "layout", layout_width, "mb", "zero", "recompute", "sp", "schedule", "order", "tokens/s/GPU", "MFU",
-            "memory", "spare");
+        std::cout << "\nBest layouts\n" << header(layout_width, "memory");
         for (size_t i = 0; i < r.best.size(); ++i)
             std::cout << row(static_cast<int>(i + 1), r.best[i], layout_width, r.best[i].memory.total_bytes());
         // The answers predicted closer to the first than the model can order (ranges.h): the list is by
@@ -244,11 +248,7 @@ Run setup_search(CLI::App& cmd) {
         if (o->pareto) {
             // Drawn by what the allocations need (allocated + runtime), so that is its memory column; the
             // device figure adds the allocator's cache, which fills whatever they leave.
-            std::cout << fmt::format(
-                "\nPareto front (memory needed ↑, spare ↓, throughput ↑)\n  {:>2}  {:<{}} {:>3} {:>4} {:<9} {:<3} {:<11} "
-                "{:<14} {:>11} {:>7} {:>9} {:>9}\n",
-                "#", "layout", layout_width, "mb", "zero", "recompute", "sp", "schedule", "order", "tokens/s/GPU", "MFU",
-                "needed", "spare");
+            std::cout << "\nPareto front (memory needed ↑, spare ↓, throughput ↑)\n" << header(layout_width, "needed");
             for (size_t i = 0; i < r.pareto.size(); ++i)
                 std::cout << row(static_cast<int>(i + 1), r.pareto[i], layout_width, r.pareto[i].needed_bytes);
         }

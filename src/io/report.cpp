@@ -246,15 +246,14 @@ std::vector<std::string> plan_findings(const Plan& p) {
         lo = std::min(lo, s.stage.layers);
         hi = std::max(hi, s.stage.layers);
     }
-    if (p.layout.pp > 1 && lo != hi)
-        out.push_back(p.layout.schedule == Schedule::dualpipe
-                          ? fmt::format("Uneven pipeline: {} layers on {} stages, {} to {} per rank (DualPipe keeps "
-                                        "two copies of the model, each rank a stage of each direction; end stages also "
-                                        "hold the embedding and LM head).",
-                                        p.model.layers, p.layout.pp, lo, hi)
-                          : fmt::format("Uneven pipeline: {} layers on {} stages, {} to {} per stage (end stages "
-                                        "also hold the embedding and LM head).",
-                                        p.model.layers, p.layout.pp, lo, hi));
+    if (p.layout.pp > 1 && lo != hi) {
+        // Under DualPipe a rank holds a stage of each direction, so its layers are counted per rank.
+        const bool dual = p.layout.schedule == Schedule::dualpipe;
+        const char* why = dual ? "DualPipe keeps two copies of the model, each rank a stage of each direction; " : "";
+        out.push_back(fmt::format("Uneven pipeline: {} layers on {} stages, {} to {} per {} ({}end stages also hold "
+                                  "the embedding and LM head).",
+                                  p.model.layers, p.layout.pp, lo, hi, dual ? "rank" : "stage", why));
+    }
     if (!p.time.pipeline_note.empty())
         out.push_back("Pipeline not simulated (" + p.time.pipeline_note + "): bubble and in-flight memory from the closed forms.");
     if (p.time.step_s > 0 && p.time.bubble_s / p.time.step_s > 0.10)
